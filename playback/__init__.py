@@ -1,0 +1,1 @@
+"""Streams: the stream core (pure Python), trace import, synthesis, and their Django shells."""
