@@ -1,0 +1,171 @@
+"""Settings, read once from the environment (django-environ).
+
+Two modes:
+- *embedded* (no ``DATABASE_URL``/``REDIS_URL``): SQLite under ``var/``, the in-memory channel layer, and
+  background work (analysis, imports) run in-process on a worker thread.
+- *production* (``DATABASE_URL`` and ``REDIS_URL`` set): PostgreSQL, channels_redis, Celery on Redis.
+
+Nothing secret lives in the repository: ``SECRET_KEY`` comes from the environment, or in the embedded mode from
+a key generated once into ``var/secret_key``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+env = environ.Env()
+VAR_DIR = Path(env.str("PACELAB_VAR_DIR", default=str(BASE_DIR / "var")))
+
+DATABASE_URL = env.str("DATABASE_URL", default="")
+REDIS_URL = env.str("REDIS_URL", default="")
+PRODUCTION = bool(DATABASE_URL and REDIS_URL)
+MODE = "production" if PRODUCTION else "embedded"
+
+
+def _embedded_secret_key() -> str:
+    """A key generated on first use and kept in var/ (never committed)."""
+    path = VAR_DIR / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(50)
+    path.write_text(key)
+    path.chmod(0o600)
+    return key
+
+
+if "SECRET_KEY" in env.ENVIRON:
+    SECRET_KEY = env.str("SECRET_KEY")
+elif PRODUCTION:
+    raise environ.ImproperlyConfigured("SECRET_KEY must be set when DATABASE_URL and REDIS_URL are set")
+else:
+    SECRET_KEY = _embedded_secret_key()
+
+DEBUG = env.bool("DEBUG", default=False)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "playback",
+    "studyapp",
+    "analysis",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "pacelab.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+ASGI_APPLICATION = "pacelab.asgi.application"
+WSGI_APPLICATION = None
+
+DATABASES = {
+    "default": env.db_url(
+        "DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'pacelab.sqlite3'}"
+    )
+}
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if PRODUCTION or DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+else:
+    # SQLite: wait for the writer instead of failing with "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [REDIS_URL],
+                # Only notifications travel here (the database is the record): a small capacity and a short
+                # expiry keep a slow consumer from hoarding memory; see docs/deploy.md.
+                "capacity": env.int("CHANNEL_CAPACITY", default=200),
+                "expiry": env.int("CHANNEL_EXPIRY", default=30),
+            },
+        }
+    }
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Sessions survive a Redis restart: the database is the record.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+
+# Celery: production runs tasks on workers; the embedded mode runs them on an in-process thread.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
+CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default=REDIS_URL or "cache+memory://")
+CELERY_TASK_ALWAYS_EAGER = not bool(REDIS_URL)
+CELERY_TASK_ACKS_LATE = False  # opted into per task (idempotent tasks only)
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "home"
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+SERVE_STATIC = env.bool("SERVE_STATIC", default=not PRODUCTION)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
+    "loggers": {"pacelab": {"level": "INFO"}, "playback": {"level": "INFO"}, "studyapp": {"level": "INFO"}},
+}
+
+# PaceLab
+PACELAB_TOKENIZER_DIR = env.str("PACELAB_TOKENIZER_DIR", default=str(VAR_DIR / "tokenizers"))
+PACELAB_TASK_QUEUE = env.str("PACELAB_TASK_QUEUE", default="celery")

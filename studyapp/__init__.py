@@ -1,0 +1,1 @@
+"""Studies: study files, the participant journey, recruitment, answers, bots and the dashboard."""
