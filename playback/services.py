@@ -11,11 +11,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from pacelab.tasks import enqueue
 from playback import importers, metrics
 from playback.importers.base import ImportResult
 from playback.models import Stimulus, Trace, TraceImportJob
 from playback.stream import Stream
-from pacelab.tasks import enqueue
 
 
 @dataclass

@@ -4,7 +4,7 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 VENV="$ROOT/.venv"
 PY="$VENV/bin/python"
-VAR="$ROOT/var"
+VAR="${PACELAB_VAR_DIR:-$ROOT/var}"
 mkdir -p "$VAR"
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -33,6 +33,10 @@ ensure_venv() {
   local stamp="$VENV/.pacelab-installed$extras"
   local want
   want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)"
+  # a full [dev] install also satisfies a plain one
+  if [ -z "$extras" ] && [ -f "$VENV/.pacelab-installed[dev]" ] && [ "$(cat "$VENV/.pacelab-installed[dev]")" = "$want" ]; then
+    return 0
+  fi
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     log "installing Python dependencies${extras:+ ($extras)}"
     "$PY" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
