@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 Channel = Literal["content", "reasoning"]
 CHANNELS: tuple[str, ...] = ("content", "reasoning")

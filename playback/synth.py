@@ -51,9 +51,7 @@ from playback.timing import TimingSpec
 NOTE_PREFIX = "synth:"
 
 
-def synthesize(
-    text: str, tokenizer: str, timing: TimingSpec, seed: int = 0, meta: StreamMeta | None = None
-) -> Stream:
+def synthesize(text: str, tokenizer: str, timing: TimingSpec, seed: int = 0, meta: StreamMeta | None = None) -> Stream:
     """A stream of ``text`` cut by ``tokenizer`` and timed by ``timing`` (see the module docstring)."""
     if not isinstance(timing, TimingSpec):
         raise TypeError(f"timing: expected a TimingSpec, got {type(timing).__name__}")
@@ -76,9 +74,7 @@ def synthesize(
     )
     base = meta if meta is not None else StreamMeta()
     meta_out = replace(base, source="synthetic", tokenizer=tokenizer, notes=(*base.notes, note))
-    pieces = tuple(
-        map(Piece, texts, times.tolist(), repeat("content"), repeat(1) if counts is None else counts)
-    )
+    pieces = tuple(map(Piece, texts, times.tolist(), repeat("content"), repeat(1) if counts is None else counts))
     return Stream(pieces=pieces, meta=meta_out)
 
 
@@ -147,9 +143,7 @@ def jitter_factors(rng: np.random.Generator, n: int, kind: str, cv: float) -> np
     raise ValueError(f"jitter: unknown kind {kind!r}")
 
 
-def stall_durations(
-    rng: np.random.Generator, n: int, mean_ms: float, dist: str, cv: float = 0.0
-) -> np.ndarray:
+def stall_durations(rng: np.random.Generator, n: int, mean_ms: float, dist: str, cv: float = 0.0) -> np.ndarray:
     """``n`` stall durations (ms) with mean ``mean_ms`` from ``dist`` (fixed, exponential, lognormal)."""
     if dist == "fixed" or (dist == "lognormal" and cv == 0):
         return np.full(n, float(mean_ms))

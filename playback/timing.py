@@ -16,7 +16,8 @@ validate timing conditions without touching numpy. The precise meaning of every 
 - ``ramp_ms`` / ``ramp_start_fraction``: the rate ramps linearly from ``ramp_start_fraction × rate`` to
   ``rate`` over the first ``ramp_ms`` after TTFT.
 
-Defaults are a constant rate: no jitter, no stalls, no bursts, no ramp. No numpy, no Django.
+Defaults are a constant rate: no jitter, no stalls, no bursts, no ramp. ``spec_from_seed`` turns an importer's
+summary ``TimingSeed`` into a spec. No numpy, no Django.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import json
 import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
+
+from playback.importers.base import TimingSeed
 
 RateUnit = Literal["tokens", "chars"]
 Jitter = Literal["none", "gamma", "lognormal"]
@@ -94,9 +97,7 @@ class TimingSpec:
         if self.jitter_cv < 0:
             raise TimingSpecError("jitter_cv", f"must be >= 0, got {self.jitter_cv}")
         if self.jitter == "none" and self.jitter_cv != 0:
-            raise TimingSpecError(
-                "jitter_cv", "must be 0 when jitter is 'none' (choose 'gamma' or 'lognormal')"
-            )
+            raise TimingSpecError("jitter_cv", "must be 0 when jitter is 'none' (choose 'gamma' or 'lognormal')")
         if self.stall_rate_per_s < 0:
             raise TimingSpecError("stall_rate_per_s", f"must be >= 0, got {self.stall_rate_per_s}")
         if self.stall_ms < 0:
@@ -120,9 +121,7 @@ class TimingSpec:
     @property
     def is_constant(self) -> bool:
         """True when tokens come at exactly the constant rate (no jitter, stalls, bursts or ramp)."""
-        return (
-            self.jitter_cv == 0 and self.stall_rate_per_s == 0 and self.burst_size == 1 and self.ramp_ms == 0
-        )
+        return self.jitter_cv == 0 and self.stall_rate_per_s == 0 and self.burst_size == 1 and self.ramp_ms == 0
 
     # --- serialisation -----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -162,3 +161,31 @@ def _finite_number(name: str, value: Any) -> None:
 def _choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise TimingSpecError(name, f"must be one of {', '.join(repr(c) for c in choices)}; got {value!r}")
+
+
+def spec_from_seed(seed: TimingSeed, **overrides: Any) -> TimingSpec:
+    """A constant-rate spec from an importer's summary timing (guidellm, LLMPerf, vLLM without details).
+
+    TTFT is the seed's; the rate is its ``tokens_per_s``, else ``1000 / itl_mean_ms``, else derived from
+    ``(output_tokens - 1) / (e2e_ms - ttft_ms)`` as the decode-rate metric defines it. ``overrides`` set any
+    other field (jitter, stalls, ...). A seed with no usable rate raises ``TimingSpecError`` on ``rate``.
+    """
+    rate = seed.tokens_per_s
+    if rate is None and seed.itl_mean_ms:
+        rate = 1000.0 / seed.itl_mean_ms
+    if (
+        rate is None
+        and seed.output_tokens is not None
+        and seed.output_tokens > 1
+        and seed.e2e_ms is not None
+        and seed.ttft_ms is not None
+        and seed.e2e_ms > seed.ttft_ms
+    ):
+        rate = (seed.output_tokens - 1) / ((seed.e2e_ms - seed.ttft_ms) / 1000.0)
+    if rate is None:
+        raise TimingSpecError("rate", f"timing seed {seed.id!r} has no tokens_per_s, itl_mean_ms or e2e span")
+    values: dict[str, Any] = {"rate": rate}
+    if seed.ttft_ms is not None:
+        values["ttft_ms"] = seed.ttft_ms
+    values.update(overrides)
+    return TimingSpec(**values)

@@ -130,9 +130,7 @@ def inject_stalls(
         if not (isinstance(rate_per_s, int | float) and math.isfinite(rate_per_s) and rate_per_s >= 0):
             raise TransformError(f"rate_per_s: must be a finite number >= 0, got {rate_per_s!r}")
         if not (isinstance(duration_ms, int | float) and math.isfinite(duration_ms) and duration_ms > 0):
-            raise TransformError(
-                f"duration_ms: must be one number > 0 (the mean) with rate_per_s, got {duration_ms!r}"
-            )
+            raise TransformError(f"duration_ms: must be one number > 0 (the mean) with rate_per_s, got {duration_ms!r}")
         if dist not in STALL_DISTS:
             raise TransformError(f"dist: must be one of {', '.join(STALL_DISTS)}; got {dist!r}")
         if not (math.isfinite(cv) and cv >= 0):
@@ -165,9 +163,7 @@ def truncate(stream: Stream, max_tokens: int | None = None, max_ms: float | None
     """
     if max_tokens is None and max_ms is None:
         raise TransformError("give max_tokens, max_ms or both")
-    if max_tokens is not None and (
-        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0
-    ):
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0):
         raise TransformError(f"max_tokens: must be an integer >= 0, got {max_tokens!r}")
     if max_ms is not None and not (isinstance(max_ms, int | float) and max_ms >= 0):
         raise TransformError(f"max_ms: must be a number >= 0, got {max_ms!r}")

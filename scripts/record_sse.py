@@ -152,8 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         header = json.loads(lines[0].split(" ", 3)[3])
         if header.get("error") or header.get("status") != 200:
             failed += 1
-            print(f"record_sse: request failed: {header.get('error') or 'HTTP ' + str(header.get('status'))}",
-                  file=sys.stderr)
+            print(
+                f"record_sse: request failed: {header.get('error') or 'HTTP ' + str(header.get('status'))}",
+                file=sys.stderr,
+            )
         captured += lines
     with args.out.open("a" if args.append else "w", encoding="utf-8", newline="\n") as fh:
         fh.write("\n".join(captured) + "\n")

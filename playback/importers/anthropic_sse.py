@@ -37,11 +37,7 @@ class AnthropicSSEImporter:
         api = re.search(r'^# pacelab-sse v\d+ .*"api"\s*:\s*"(\w+)"', text, re.M)
         if api:
             return api.group(1) == "anthropic"
-        return bool(
-            re.search(
-                r'^(?:[\d.]+\t)?(?:event: ?message_start|data: ?\{"type": ?"message_start")', text, re.M
-            )
-        )
+        return bool(re.search(r'^(?:[\d.]+\t)?(?:event: ?message_start|data: ?\{"type": ?"message_start")', text, re.M))
 
     def load(self, path: Path, *, assume_interval_ms: float | None = None) -> ImportResult:
         path = Path(path)
@@ -69,9 +65,7 @@ class AnthropicSSEImporter:
             try:
                 obj = json.loads(ev.data)
             except json.JSONDecodeError as exc:
-                raise TraceFormatError(
-                    path, where, "data", f"invalid JSON at column {exc.colno}: {exc.msg}"
-                ) from None
+                raise TraceFormatError(path, where, "data", f"invalid JSON at column {exc.colno}: {exc.msg}") from None
             if not isinstance(obj, dict):
                 raise TraceFormatError(path, where, "data", "expected a JSON object")
             kind = obj.get("type", ev.event)
@@ -80,9 +74,7 @@ class AnthropicSSEImporter:
             if kind == "error":
                 err = obj.get("error") or {}
                 failure = failure or (
-                    f"{err.get('type', 'error')}: {err.get('message', '')}"
-                    if isinstance(err, dict)
-                    else str(err)
+                    f"{err.get('type', 'error')}: {err.get('message', '')}" if isinstance(err, dict) else str(err)
                 )
             elif kind == "message_start":
                 message = obj.get("message")
@@ -95,9 +87,7 @@ class AnthropicSSEImporter:
             elif kind == "content_block_start":
                 block = obj.get("content_block")
                 if not isinstance(block, dict) or not isinstance(obj.get("index"), int):
-                    raise TraceFormatError(
-                        path, where, "content_block", "expected an index and a block object"
-                    )
+                    raise TraceFormatError(path, where, "content_block", "expected an index and a block object")
             elif kind == "content_block_delta":
                 delta = obj.get("delta")
                 if not isinstance(delta, dict):
@@ -131,8 +121,7 @@ class AnthropicSSEImporter:
             notes.append("no message_stop: the capture may be cut short")
         if output_tokens is not None and any(p.channel == "reasoning" for p in pieces):
             notes.append(
-                f"usage.output_tokens ({output_tokens}) includes thinking tokens; "
-                "content tokens are counted per delta"
+                f"usage.output_tokens ({output_tokens}) includes thinking tokens; content tokens are counted per delta"
             )
             output_tokens = None
         meta = StreamMeta(

@@ -42,9 +42,7 @@ def _load_json(path: Path) -> Any:
     try:
         return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
-        raise TraceFormatError(
-            path, f"line {exc.lineno}, column {exc.colno}", "", f"invalid JSON: {exc.msg}"
-        ) from None
+        raise TraceFormatError(path, f"line {exc.lineno}, column {exc.colno}", "", f"invalid JSON: {exc.msg}") from None
 
 
 class GenAIPerfImporter:
@@ -73,9 +71,7 @@ class GenAIPerfImporter:
                 if isinstance(stream, Stream):
                     result.streams.append(stream)
                 else:
-                    result.notes.append(
-                        f"experiments[{i}].requests[{j}]: request failed ({stream}); not imported"
-                    )
+                    result.notes.append(f"experiments[{i}].requests[{j}]: request failed ({stream}); not imported")
         return result
 
     def _request(self, path: Path, i: int, j: int, request: Any) -> Stream | str:
@@ -104,9 +100,7 @@ class GenAIPerfImporter:
         previous = start
         for k, (t_ns, output) in enumerate(zip(times, outputs, strict=True)):
             if not _number(t_ns):
-                raise TraceFormatError(
-                    path, where, f"response_timestamps[{k}]", f"expected a time in ns, got {t_ns!r}"
-                )
+                raise TraceFormatError(path, where, f"response_timestamps[{k}]", f"expected a time in ns, got {t_ns!r}")
             if t_ns < previous:
                 what = "the request timestamp" if k == 0 else "the previous response"
                 raise TraceFormatError(
@@ -140,9 +134,7 @@ class GenAIPerfImporter:
                 raise TraceFormatError(
                     path, where, "request_inputs.payload", f"invalid JSON at column {exc.colno}: {exc.msg}"
                 ) from None
-        prompt = prompt_of(body) or (
-            inputs.get("text_input") if isinstance(inputs.get("text_input"), str) else ""
-        )
+        prompt = prompt_of(body) or (inputs.get("text_input") if isinstance(inputs.get("text_input"), str) else "")
         output_tokens, notes = reader.output_tokens()
         meta = StreamMeta(
             source=self.name,

@@ -186,9 +186,7 @@ class OpenAISSEImporter:
         for req in read_capture(path, assume_interval_ms=assume_interval_ms):
             reader = ChunkReader(path, req.where)
             for ev in req.events:
-                reader.add_data(
-                    ev.data, ev.t_ms or 0.0, f"{req.where}, line {ev.line}" if ev.line else req.where
-                )
+                reader.add_data(ev.data, ev.t_ms or 0.0, f"{req.where}, line {ev.line}" if ev.line else req.where)
             failure = header_status_error(req) or reader.error
             if failure:
                 result.notes.append(f"{req.where}: request failed ({failure}); not imported")
@@ -207,9 +205,7 @@ class OpenAISSEImporter:
                 notes=tuple(notes),
             )
             sid = str(req.header.get("id") or reader.response_id or req.index)
-            result.streams.append(
-                Stream(tuple(reader.pieces), meta=meta, id=sid, output_tokens=output_tokens)
-            )
+            result.streams.append(Stream(tuple(reader.pieces), meta=meta, id=sid, output_tokens=output_tokens))
         return result
 
 

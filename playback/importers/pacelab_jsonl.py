@@ -85,9 +85,7 @@ def stream_from_line(path: Path, n: int, obj: Any) -> Stream:
         raise TraceFormatError(path, where, "meta.notes", "expected a list of strings")
     output_tokens = obj.get("output_tokens")
     if output_tokens is not None and not _count(output_tokens):
-        raise TraceFormatError(
-            path, where, "output_tokens", f"expected a count >= 0 or null, got {output_tokens!r}"
-        )
+        raise TraceFormatError(path, where, "output_tokens", f"expected a count >= 0 or null, got {output_tokens!r}")
     sid = obj.get("id", "")
     if not isinstance(sid, (str, int)) or isinstance(sid, bool):
         raise TraceFormatError(path, where, "id", f"expected a string, got {sid!r}")
@@ -139,9 +137,7 @@ class PaceLabJSONLImporter:
             try:
                 obj = json.loads(line, parse_constant=_reject_constant)
             except json.JSONDecodeError as exc:
-                raise TraceFormatError(
-                    path, f"line {n}, column {exc.colno}", "", f"invalid JSON: {exc.msg}"
-                ) from None
+                raise TraceFormatError(path, f"line {n}, column {exc.colno}", "", f"invalid JSON: {exc.msg}") from None
             except ValueError as exc:
                 raise TraceFormatError(path, f"line {n}", "", str(exc)) from None
             result.streams.append(stream_from_line(path, n, obj))

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 from collections.abc import Sequence
+from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +43,11 @@ def spread(total: int, slots: int) -> list[int]:
         raise ValueError(f"slots must be >= 1, got {slots}")
     if total < 0:
         raise ValueError(f"total must be >= 0, got {total}")
-    if total >= slots:
-        return [(i + 1) * total // slots - i * total // slots for i in range(slots)]
+    if total == slots:
+        return [1] * slots
+    if total > slots:
+        bounds = [i * total // slots for i in range(slots + 1)]
+        return list(map(operator.sub, bounds[1:], bounds))
     counts = [0] * slots
     if total == 1:
         counts[0] = 1
@@ -68,11 +73,10 @@ def rederive(
     chunks = len(chunk_times_ms)
     if chunks == 0:
         raise ValueError("no chunk times")
-    last = 0.0
-    for i, t in enumerate(chunk_times_ms):
-        if not (math.isfinite(t) and t >= last):
-            raise ValueError(f"chunk time {i} ({t!r}) is negative, not finite or earlier than the one before")
-        last = t
+    if not all(map(math.isfinite, chunk_times_ms)) or min(chunk_times_ms) < 0:
+        raise ValueError(f"chunk times must be finite and >= 0, got {list(chunk_times_ms)!r}")
+    if any(map(operator.gt, chunk_times_ms, chunk_times_ms[1:])):
+        raise ValueError("chunk times go backwards")
     tok = tokenizers.get(tokenizer) if isinstance(tokenizer, str) else tokenizer
     units = tok.pieces(text) if text else []
     notes: list[str] = []
@@ -88,12 +92,13 @@ def rederive(
     if output_tokens is not None and output_tokens < chunks:
         notes.append(f"recorded {output_tokens} output tokens for {chunks} chunks: some carry 0 tokens")
 
-    pieces: list[Piece] = []
-    pos = 0
-    for t, n_units, n_tokens in zip(chunk_times_ms, unit_counts, token_counts, strict=True):
-        pieces.append(Piece(text="".join(units[pos : pos + n_units]), t_ms=float(t), tokens=n_tokens))
-        pos += n_units
-    return pieces, notes
+    if len(units) == chunks:
+        texts = units
+    else:
+        bounds = list(accumulate(unit_counts, initial=0))
+        texts = ["".join(units[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+    times = map(float, chunk_times_ms)
+    return list(map(Piece, texts, times, repeat("content"), token_counts)), notes
 
 
 def tokenizer_for(model_id: str) -> tuple[Tokenizer, list[str]]:
@@ -120,8 +125,8 @@ def tokenizer_for(model_id: str) -> tuple[Tokenizer, list[str]]:
 
 def chunk_times_ms(ttft_s: float, gaps_s: Sequence[float], scale_ms: float = 1000.0) -> list[float]:
     """Chunk arrival times in ms: the first at TTFT, then TTFT plus the running sum of the gaps."""
-    times = [ttft_s * scale_ms]
-    acc = ttft_s
+    times = [float(ttft_s) * scale_ms]
+    acc = float(ttft_s)
     for g in gaps_s:
         acc += g
         times.append(acc * scale_ms)
@@ -131,12 +136,16 @@ def chunk_times_ms(ttft_s: float, gaps_s: Sequence[float], scale_ms: float = 100
 _KANA = re.compile("[\u3040-\u30ff]")
 _HANGUL = re.compile("[\uac00-\ud7af]")
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
+_CJK_ANY = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 def guess_language(text: str) -> str:
     """``zh``/``ja``/``ko`` when the script says so cheaply; ``""`` otherwise (Latin scripts: not guessed)."""
     sample = text[:2000]
-    letters = sum(1 for ch in sample if ch.isalpha())
+    if not _CJK_ANY.search(sample):
+        return ""
+    letters = len(_LETTER.findall(sample))
     if not letters:
         return ""
     if len(_KANA.findall(sample)) * 10 >= letters:
@@ -217,6 +226,10 @@ def numbers(value: Any, path: Path, where: str, name: str) -> list[float]:
     """A list of finite, non-negative numbers; the error names the offending element (``itls[3]``)."""
     if not isinstance(value, list):
         raise TraceFormatError(path, where, name, f"must be a list of numbers, got {type(value).__name__}")
+    # Fast path for the usual all-float list (bool is excluded: its type is not int); else find the culprit.
+    if all(type(v) is float or type(v) is int for v in value) and all(map(math.isfinite, value)):
+        if not value or min(value) >= 0:
+            return value
     return [number(v, path, where, f"{name}[{i}]") for i, v in enumerate(value)]
 
 

@@ -82,9 +82,7 @@ class SSEParser:
         if not self._data:
             self._event = ""
             return None
-        ev = SSEEvent(
-            event=self._event or "message", data="\n".join(self._data), t_ms=t_ms, line=self._first_line
-        )
+        ev = SSEEvent(event=self._event or "message", data="\n".join(self._data), t_ms=t_ms, line=self._first_line)
         self._event = ""
         self._data = []
         self._last_t = None
@@ -155,9 +153,7 @@ def read_capture(path: Path, *, assume_interval_ms: float | None = None) -> list
     if not any(line.startswith(CAPTURE_MAGIC) for line in lines):
         for n, line in enumerate(lines, start=1):
             if re.match(r"\d+(\.\d*)?\t", line):
-                raise TraceFormatError(
-                    path, f"line {n}", "header", f"timestamped lines need a header; {RECORDER_HINT}"
-                )
+                raise TraceFormatError(path, f"line {n}", "header", f"timestamped lines need a header; {RECORDER_HINT}")
         if assume_interval_ms is None:
             raise TraceFormatError(
                 path,
@@ -172,9 +168,7 @@ def read_capture(path: Path, *, assume_interval_ms: float | None = None) -> list
             and math.isfinite(assume_interval_ms)
             and assume_interval_ms > 0
         ):
-            raise ValueError(
-                f"assume_interval_ms must be a positive number of ms, got {assume_interval_ms!r}"
-            )
+            raise ValueError(f"assume_interval_ms must be a positive number of ms, got {assume_interval_ms!r}")
         events = tuple(
             SSEEvent(ev.event, ev.data, k * float(assume_interval_ms), ev.line)
             for k, ev in enumerate(parse("\n".join(lines)))
@@ -213,9 +207,7 @@ def read_capture(path: Path, *, assume_interval_ms: float | None = None) -> list
                 header = json.loads(m.group(2) or "{}")
             except json.JSONDecodeError as exc:
                 col = len(line) - len(m.group(2)) + exc.colno
-                raise TraceFormatError(
-                    path, f"line {n}, column {col}", "header", f"invalid JSON: {exc.msg}"
-                ) from None
+                raise TraceFormatError(path, f"line {n}, column {col}", "header", f"invalid JSON: {exc.msg}") from None
             if not isinstance(header, dict):
                 raise TraceFormatError(path, f"line {n}", "header", "expected a JSON object")
             parser, header_line, events, last_t = SSEParser(), n, [], 0.0

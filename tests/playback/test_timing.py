@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from playback.timing import TimingSpec, TimingSpecError
+from playback.importers.base import TimingSeed
+from playback.timing import TimingSpec, TimingSpecError, spec_from_seed
 
 
 def test_defaults_are_a_constant_rate():
@@ -106,3 +107,23 @@ def test_from_json_reports_invalid_json_and_invalid_values():
 def test_spec_is_immutable():
     with pytest.raises(AttributeError):
         TimingSpec().rate = 10.0  # type: ignore[misc]
+
+
+def test_spec_from_seed_takes_ttft_and_the_recorded_rate():
+    spec = spec_from_seed(TimingSeed(id="run", ttft_ms=420.0, tokens_per_s=31.5))
+    assert (spec.ttft_ms, spec.rate, spec.rate_unit) == (420.0, 31.5, "tokens")
+    assert spec.is_constant
+
+
+def test_spec_from_seed_derives_the_rate_from_itl_or_the_decode_span():
+    assert spec_from_seed(TimingSeed(id="a", itl_mean_ms=25.0)).rate == 40.0
+    # (101 - 1) tokens over 4000 - 500 ms = 3.5 s
+    seed = TimingSeed(id="b", ttft_ms=500.0, e2e_ms=4000.0, output_tokens=101)
+    assert spec_from_seed(seed).rate == pytest.approx(100 / 3.5)
+
+
+def test_spec_from_seed_applies_overrides_and_refuses_a_seed_without_rate():
+    spec = spec_from_seed(TimingSeed(id="c", tokens_per_s=20.0), jitter="gamma", jitter_cv=0.3)
+    assert (spec.jitter, spec.jitter_cv, spec.ttft_ms) == ("gamma", 0.3, TimingSpec().ttft_ms)
+    with pytest.raises(TimingSpecError, match=r"^rate: timing seed 'd' has no tokens_per_s"):
+        spec_from_seed(TimingSeed(id="d", ttft_ms=300.0))

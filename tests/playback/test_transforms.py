@@ -48,9 +48,7 @@ def test_rescale_rate_keeps_pieces_before_ttft_and_the_texts():
     s = make((20.0, "r", "reasoning", 1), (100.0, "a"), (110.0, "b"), (130.0, "c"))
     out = rescale_rate(s, 10.0)  # 2 tokens at 10/s: 200 ms instead of 30 ms
     assert times(out) == pytest.approx([20.0, 100.0, 100.0 + 200 / 3, 300.0])
-    assert [(p.text, p.channel, p.tokens) for p in out.pieces] == [
-        (p.text, p.channel, p.tokens) for p in s.pieces
-    ]
+    assert [(p.text, p.channel, p.tokens) for p in out.pieces] == [(p.text, p.channel, p.tokens) for p in s.pieces]
 
 
 def test_rescale_rate_uses_the_recorded_output_tokens():
@@ -197,9 +195,7 @@ def test_inject_stalls_rejects_bad_arguments(kwargs, fragment):
 
 # --- truncate ----------------------------------------------------------------------------------------
 
-BURSTS = make(
-    (0.0, "a b c d ", "content", 4), (400.0, "e f g h ", "content", 4), (600.0, "i j", "content", 2)
-)
+BURSTS = make((0.0, "a b c d ", "content", 4), (400.0, "e f g h ", "content", 4), (600.0, "i j", "content", 2))
 
 
 def test_truncate_by_tokens_keeps_whole_pieces_only():

@@ -1,0 +1,137 @@
+"""Live pacing: send each frame at its absolute deadline on the event loop's monotonic clock.
+
+Deadline *i* is ``t0 + t_ms_i / 1000``; the pacer sleeps until that instant, never for "the interval since the
+previous frame", so a slow send or a late wake-up delays only the frames already due and later deadlines do not
+move (no drift). The ``naive`` pacer (``await asyncio.sleep(interval)``) exists only as the baseline the pacing
+benchmark compares against.
+
+The pacer stops as soon as ``is_open()`` turns false or a send raises (a closed socket), and every pacing task
+is kept in a registry until it finishes, so tests and the debug hook can assert that none is left behind.
+No Django import here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from playback.protocol import Frame
+
+SendFn = Callable[[Frame, float], Awaitable[None]]
+PACERS = ("absolute", "naive")
+
+_LIVE: set[asyncio.Task] = set()
+
+
+@dataclass(frozen=True, slots=True)
+class SendRecord:
+    """When one frame was due and when its send started, in ms from the pacing start (monotonic)."""
+
+    seq: int
+    scheduled_ms: float
+    sent_ms: float
+
+    @property
+    def lateness_ms(self) -> float:
+        return self.sent_ms - self.scheduled_ms
+
+
+@dataclass
+class PaceResult:
+    """What a pacing run did: ``reason`` is ``complete``, ``closed`` (socket gone) or ``send failed``."""
+
+    reason: str = "complete"
+    records: list[SendRecord] = field(default_factory=list)
+
+    @property
+    def sent(self) -> int:
+        return len(self.records)
+
+    def lateness(self) -> list[float]:
+        return [r.lateness_ms for r in self.records]
+
+
+async def pace(
+    frames: Sequence[Frame],
+    send: SendFn,
+    *,
+    is_open: Callable[[], bool] = lambda: True,
+    pacer: str = "absolute",
+    result: PaceResult | None = None,
+) -> PaceResult:
+    """Send ``frames`` through ``send(frame, late_ms)`` on schedule; returns what was sent and when.
+
+    Pass ``result`` to observe progress while it runs (it is filled in place, also when the task is cancelled).
+    """
+    if pacer not in PACERS:
+        raise ValueError(f"pacer: {pacer!r} is not one of {PACERS}")
+    loop = asyncio.get_running_loop()
+    result = result if result is not None else PaceResult()
+    t0 = loop.time()
+    previous_ms = 0.0
+    for frame in frames:
+        if pacer == "absolute":
+            delay = t0 + frame.t_ms / 1000.0 - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+        else:
+            await asyncio.sleep(max(0.0, frame.t_ms - previous_ms) / 1000.0)
+            previous_ms = frame.t_ms
+        if not is_open():
+            result.reason = "closed"
+            return result
+        sent_ms = (loop.time() - t0) * 1000.0
+        try:
+            await send(frame, sent_ms - frame.t_ms)
+        except Exception:  # noqa: BLE001 - any failed send means the socket is gone: stop pacing
+            result.reason = "send failed"
+            return result
+        result.records.append(SendRecord(seq=frame.seq, scheduled_ms=frame.t_ms, sent_ms=sent_ms))
+    result.reason = "complete"
+    return result
+
+
+def start_pacing(
+    frames: Sequence[Frame],
+    send: SendFn,
+    *,
+    is_open: Callable[[], bool] = lambda: True,
+    pacer: str = "absolute",
+    result: PaceResult | None = None,
+    on_done: Callable[[PaceResult], Awaitable[None]] | None = None,
+) -> asyncio.Task[PaceResult]:
+    """Run ``pace`` (then ``on_done(result)``, unless cancelled) as a task registered among the live pacing
+    tasks until it finishes or is cancelled."""
+
+    async def run() -> PaceResult:
+        outcome = await pace(frames, send, is_open=is_open, pacer=pacer, result=result)
+        if on_done is not None:
+            await on_done(outcome)
+        return outcome
+
+    task = asyncio.get_running_loop().create_task(run(), name="playback-pacer")
+    _LIVE.add(task)
+    task.add_done_callback(_LIVE.discard)
+    return task
+
+
+async def stop_pacing(task: asyncio.Task | None) -> None:
+    """Cancel a pacing task and wait until it has really finished (it is then out of the registry)."""
+    if task is None:
+        return
+    if not task.done():
+        task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not task.cancelled():  # the caller itself is being cancelled
+            raise
+    except Exception:  # noqa: BLE001 - the task's own failure is not the caller's
+        pass
+    _LIVE.discard(task)
+
+
+def live_task_count() -> int:
+    """Pacing tasks of this process that have not finished yet."""
+    return sum(1 for t in _LIVE if not t.done())

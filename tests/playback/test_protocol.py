@@ -1,0 +1,147 @@
+"""The playback protocol: every malformed or out-of-order message is refused with an error naming the problem."""
+
+import json
+
+import pytest
+
+from playback import protocol
+from playback.protocol import Hello, Paint, Ping, ProtocolError, Session, Start, Stop, parse
+from playback.stream import Piece, Stream
+
+
+def _entry(**changes):
+    entry = {"seq": 0, "t_ms": 100.0, "recv_ms": 101.0, "paint_ms": 110.5, "chars": 3, "hidden": False}
+    entry.update(changes)
+    return entry
+
+
+def _paint(batch=1, entries=None, **extra):
+    return json.dumps({"type": "paint", "batch": batch, "entries": entries or [_entry()], **extra})
+
+
+def _error(text, **kw) -> str:
+    with pytest.raises(ProtocolError) as exc:
+        parse(text, **kw)
+    return str(exc.value)
+
+
+def test_a_well_formed_message_of_each_type_parses():
+    assert parse(json.dumps({"type": "hello", "protocol": 1, "token": "abc"})) == Hello(token="abc")
+    assert parse('{"type": "start"}') == Start()
+    assert parse('{"type": "stop"}') == Stop()
+    assert parse('{"type": "ping", "id": 3, "t0": 5}') == Ping(t0=5.0, id=3)
+    paint = parse(_paint(batch=2, clock={"offset_ms": -3.5, "uncertainty_ms": 0.4, "rtt_ms": 0.8}))
+    assert isinstance(paint, Paint) and paint.batch == 2 and paint.entries[0].paint_ms == 110.5
+    assert paint.clock.offset_ms == -3.5 and paint.clock.uncertainty_ms == 0.4
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{nope", "malformed JSON"),
+        ("[1, 2]", "message must be a JSON object"),
+        ('{"type": "dance"}', "unknown message type 'dance'; expected one of hello, start, stop, paint, ping"),
+        ('{"kind": "ping"}', "unknown message type None"),
+        ('{"type": "hello", "token": 5}', "hello.token: must be a non-empty string"),
+        ('{"type": "hello", "token": ""}', "hello.token: must be a non-empty string"),
+        ('{"type": "hello", "token": "a", "protocol": 2}', "hello.protocol: this server speaks version 1, got 2"),
+        ('{"type": "hello", "token": "a", "protocol": true}', "hello.protocol: this server speaks version 1"),
+        ('{"type": "ping", "t0": "x"}', "ping.t0: must be a number, got str"),
+        ('{"type": "ping"}', "ping.t0: required"),
+        ('{"type": "paint", "batch": 0, "entries": []}', "paint.batch: must be an integer >= 1"),
+        ('{"type": "paint", "batch": 1.5, "entries": []}', "paint.batch: must be an integer >= 1"),
+        ('{"type": "paint", "batch": 1, "entries": {}}', "paint.entries: must be a list"),
+        ('{"type": "paint", "batch": 1, "entries": [7]}', "paint.entries[0]: must be an object"),
+    ],
+)
+def test_malformed_messages_name_the_problem(text, expected):
+    assert _error(text).startswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (_entry(seq=-1), "paint.entries[1].seq: must be an integer >= 0"),
+        (_entry(seq=True), "paint.entries[1].seq: must be an integer >= 0"),
+        (_entry(t_ms=None), "paint.entries[1].t_ms: required"),
+        (_entry(paint_ms="soon"), "paint.entries[1].paint_ms: must be a number, got str"),
+        (_entry(chars=2.5), "paint.entries[1].chars: must be an integer >= 0"),
+        (_entry(hidden="no"), "paint.entries[1].hidden: must be true or false"),
+        (_entry(frame_ms=-1), "paint.entries[1].frame_ms: must be >= 0, got -1"),
+    ],
+)
+def test_a_bad_paint_entry_is_named_by_its_index_and_field(entry, expected):
+    assert _error(_paint(entries=[_entry(), entry])) == expected
+
+
+def test_a_bad_clock_estimate_is_refused():
+    assert _error(_paint(clock={"offset_ms": 1})) == "paint.clock.uncertainty_ms: required"
+    assert _error(_paint(clock={"offset_ms": 1, "uncertainty_ms": -1})).startswith(
+        "paint.clock.uncertainty_ms: must be >= 0")
+    assert _error(_paint(clock=[1])) == "paint.clock: must be an object"
+
+
+def test_binary_oversized_and_overlong_batches_are_refused():
+    assert _error(None).startswith("binary frames are not accepted")
+    assert _error(" " * (protocol.MAX_MESSAGE_CHARS + 1)).startswith("message too large")
+    many = [_entry(seq=i) for i in range(protocol.MAX_ENTRIES_PER_BATCH + 1)]
+    assert _error(_paint(entries=many)).startswith(f"paint.entries: at most {protocol.MAX_ENTRIES_PER_BATCH}")
+
+
+def test_the_debug_hook_is_an_unknown_type_unless_enabled():
+    assert _error('{"type": "debug"}').startswith("unknown message type 'debug'")
+    assert parse('{"type": "debug"}', allow_debug=True) == protocol.Debug()
+
+
+def _refused(session: Session, msg) -> str:
+    with pytest.raises(ProtocolError) as exc:
+        session.check(msg)
+    return str(exc.value)
+
+
+def test_nothing_but_hello_and_ping_is_accepted_before_hello():
+    s = Session()
+    assert _refused(s, Start()) == "start: send hello with the playback token first"
+    assert _refused(s, parse(_paint())) == "paint: send hello with the playback token first"
+    s.check(Ping(t0=1.0))
+    s.check(Hello(token="t"))
+
+
+def test_stop_before_start_and_a_second_start_are_out_of_order():
+    s = Session()
+    s.bind()
+    assert _refused(s, Hello(token="t")) == "hello: this socket is already bound to a playback"
+    assert _refused(s, Stop()) == "stop: no trial is running"
+    s.check(Start())
+    s.started()
+    assert _refused(s, Start()) == "start: the trial has already started"
+    s.check(Stop())
+    s.ended()
+    assert _refused(s, Stop()) == "stop: the trial has ended"
+    assert _refused(s, Start()) == "start: the trial has already ended"
+
+
+def test_paint_batches_must_increase_and_a_refusal_changes_nothing():
+    s = Session()
+    s.bind()
+    s.check(parse(_paint(batch=3)))
+    s.painted(3)
+    assert _refused(s, parse(_paint(batch=3))) == "paint.batch: 3 is not greater than the last batch 3"
+    assert _refused(s, parse(_paint(batch=2))) == "paint.batch: 2 is not greater than the last batch 3"
+    s.check(parse(_paint(batch=4)))
+    assert s.last_batch == 3
+
+
+def test_frames_number_the_pieces_of_a_stream_in_order_with_their_times():
+    stream = Stream((Piece("Hel", 250.0), Piece("", 260.0, "content", 1), Piece("lo", 275.0, "content", 2)))
+    frames = protocol.frames_of(stream.to_obj())
+    assert [(f.seq, f.t_ms, f.text, f.tokens) for f in frames] == [(0, 250.0, "Hel", 1), (1, 260.0, "", 1),
+                                                                   (2, 275.0, "lo", 2)]
+    schedule = json.loads(protocol.schedule_msg(frames, t_server=1.0))
+    assert schedule["type"] == "schedule"
+    assert schedule["frames"][2] == {"seq": 2, "t_ms": 275.0, "text": "lo", "channel": "content", "tokens": 2}
+
+
+def test_paint_entries_round_trip_to_stored_objects_without_absent_optionals():
+    entry = parse(_paint(entries=[_entry(sent_ms=1.7e12)])).entries[0]
+    assert entry.to_obj() == {**_entry(), "sent_ms": 1.7e12}
