@@ -13,6 +13,10 @@ from pathlib import Path
 
 import pytest
 
+# Playwright's sync API runs an event loop in the test thread; Django's async-safety check would then refuse the
+# test database set-up. The check stays on in every server process the tests start (see ``service_env``).
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
@@ -61,6 +65,7 @@ def redis_url() -> str:
 def service_env(redis_url, require_postgres, transactional_db) -> dict[str, str]:
     """Environment for a child process that shares this test's database and Redis (production mode)."""
     env = dict(os.environ)
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     env.update(
         DATABASE_URL=_db_url(),
         REDIS_URL=redis_url,

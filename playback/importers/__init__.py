@@ -111,8 +111,24 @@ def load(path: str | Path, format: str | None = None, **options: Any) -> ImportR
     return importer.load(path, **options) if options else importer.load(path)
 
 
+# Files that sit beside a trace and are read by its importer, never traces themselves; skipped when a directory
+# is expanded (naming one directly is still an error, so a mistake is not silent).
+COMPANION_PATTERNS: tuple[str, ...] = (
+    "*outputs.json",  # AIPerf response texts beside profile_export.jsonl
+    "profile_export_aiperf.json",  # AIPerf run summary
+    "*_summary.json",  # LLMPerf run summary beside *_individual_responses.json
+    "*.md",
+    "*.txt",
+)
+
+
+def _is_companion(path: Path) -> bool:
+    return any(path.match(pattern) for pattern in COMPANION_PATTERNS)
+
+
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files named directly, and the files under named directories (sorted, recursive, no hidden ones)."""
+    """Files named directly, and the trace files under named directories (sorted, recursive, no hidden ones,
+    no companion files such as AIPerf's outputs.json or LLMPerf's summary, see ``COMPANION_PATTERNS``)."""
     out: list[Path] = []
     seen: set[Path] = set()
     for p in paths:
@@ -121,7 +137,9 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
             found = sorted(
                 f
                 for f in p.rglob("*")
-                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                if f.is_file()
+                and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                and not _is_companion(f)
             )
         else:
             found = [p]

@@ -49,9 +49,7 @@ def _ms(metrics: dict[str, Any], key: str, path: Path, where: str) -> float | No
     if value is None:
         return None
     if factor is None:
-        raise TraceFormatError(
-            path, where, f"metrics.{key}.unit", f"unknown time unit {metrics[key].get('unit')!r}"
-        )
+        raise TraceFormatError(path, where, f"metrics.{key}.unit", f"unknown time unit {metrics[key].get('unit')!r}")
     return number(value, path, where, f"metrics.{key}") * factor
 
 
@@ -159,16 +157,12 @@ class AiperfImporter:
                 raise TraceFormatError(path, where, "metrics", "missing or not an object")
             ttft = _ms(metrics, "time_to_first_token", path, where)
             if ttft is None:
-                raise TraceFormatError(
-                    path, where, "metrics.time_to_first_token", "missing (not a streaming run?)"
-                )
+                raise TraceFormatError(path, where, "metrics.time_to_first_token", "missing (not a streaming run?)")
             gaps = _gaps_ms(metrics, path, where)
             out = _tokens(metrics, path, where)
             rid = meta.get("x_request_id")
             sid = (
-                f"{self.name}:{rid}"
-                if rid
-                else f"{self.name}:{meta.get('session_num', n)}-{meta.get('turn_index', 0)}"
+                f"{self.name}:{rid}" if rid else f"{self.name}:{meta.get('session_num', n)}-{meta.get('turn_index', 0)}"
             )
             text = texts.get(rid) if rid else None
             if text is None:
@@ -190,9 +184,7 @@ class AiperfImporter:
             )
             result.streams.append(Stream(pieces=tuple(pieces), meta=stream_meta, id=sid, output_tokens=out))
         if failed:
-            result.notes.append(
-                f"skipped {len(failed)} requests with a recorded error: lines {first_of(failed)}"
-            )
+            result.notes.append(f"skipped {len(failed)} requests with a recorded error: lines {first_of(failed)}")
         if warmup:
             result.notes.append(f"skipped {len(warmup)} warmup requests: lines {first_of(warmup)}")
         if no_text:

@@ -51,9 +51,7 @@ class LlmperfImporter:
         path = Path(path)
         doc = load_json(path)
         if not isinstance(doc, list):
-            raise TraceFormatError(
-                path, "", "", f"expected a JSON list of requests, got {type(doc).__name__}"
-            )
+            raise TraceFormatError(path, "", "", f"expected a JSON list of requests, got {type(doc).__name__}")
         model = _model(path)
         source = f"{self.name}:{path.name}"
         result = ImportResult(format=self.name, path=str(path))
@@ -90,9 +88,7 @@ class LlmperfImporter:
                     source=source,
                 )
             )
-        result.notes.append(
-            f"{SUMMARY_ONLY_NOTE} (LLMPerf keeps per-request averages, no chunk times or text)"
-        )
+        result.notes.append(f"{SUMMARY_ONLY_NOTE} (LLMPerf keeps per-request averages, no chunk times or text)")
         if failed:
             result.notes.append(f"skipped {len(failed)} requests with a recorded error: {first_of(failed)}")
         return result

@@ -55,13 +55,9 @@ def streams_from_arrays(
     """
     for name in REQUIRED_ARRAYS:
         if name not in arrays:
-            raise TraceFormatError(
-                path, where_prefix, name, "missing (the other per-request arrays are present)"
-            )
+            raise TraceFormatError(path, where_prefix, name, "missing (the other per-request arrays are present)")
         if not isinstance(arrays[name], list):
-            raise TraceFormatError(
-                path, where_prefix, name, f"must be a list, got {type(arrays[name]).__name__}"
-            )
+            raise TraceFormatError(path, where_prefix, name, f"must be a list, got {type(arrays[name]).__name__}")
     n = len(arrays["ttfts"])
     for name in (*REQUIRED_ARRAYS, *OPTIONAL_ARRAYS):
         value = arrays.get(name)
@@ -87,9 +83,7 @@ def streams_from_arrays(
         ttft = number(ttfts[i], path, where, "ttfts")
         text = texts[i]
         if text is not None and not isinstance(text, str):
-            raise TraceFormatError(
-                path, where, "generated_texts", f"must be a string, got {type(text).__name__}"
-            )
+            raise TraceFormatError(path, where, "generated_texts", f"must be a string, got {type(text).__name__}")
         if not text or ttft == 0:
             empty.append(i)
             continue
@@ -100,13 +94,10 @@ def streams_from_arrays(
         pieces, extra = rederive(text, times, out, tok)
         notes = (
             *tok_notes,
-            f"pieces re-derived from generated_text with tokenizer {tok.name} "
-            f"over {len(times)} recorded chunks",
+            f"pieces re-derived from generated_text with tokenizer {tok.name} over {len(times)} recorded chunks",
             *extra,
         )
-        meta = StreamMeta(
-            source=source, model=model, tokenizer=tok.name, language=guess_language(text), notes=notes
-        )
+        meta = StreamMeta(source=source, model=model, tokenizer=tok.name, language=guess_language(text), notes=notes)
         streams.append(Stream(pieces=tuple(pieces), meta=meta, id=f"{id_prefix}{i}", output_tokens=out))
     notes: list[str] = []
     label = f"{where_prefix}: " if where_prefix else ""
@@ -168,9 +159,7 @@ class VllmImporter:
         return result
 
 
-def summary_seed(
-    path: Path, doc: dict[str, Any], fmt: str, where: str, seed_id: str, model: str
-) -> TimingSeed:
+def summary_seed(path: Path, doc: dict[str, Any], fmt: str, where: str, seed_id: str, model: str) -> TimingSeed:
     """Run averages as a seed. ``tokens_per_s`` is the per-request decode rate 1000 / mean TPOT, not the
     run's output throughput (which adds up concurrent requests)."""
     e2e_key = "mean_e2el_ms" if "mean_e2el_ms" in doc else "mean_e2e_latency_ms"

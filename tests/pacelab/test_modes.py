@@ -20,7 +20,8 @@ def test_the_suite_runs_in_production_mode_on_postgresql_and_redis(require_postg
 
 
 def _embedded_env(tmp_path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY")}
+    dropped = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PACELAB_VAR_DIR"] = str(tmp_path / "var")
     return env
 

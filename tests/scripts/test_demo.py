@@ -15,7 +15,8 @@ pytestmark = [pytest.mark.integration]
 
 
 def _demo_env(tmp_path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY")}
+    dropped = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PACELAB_VAR_DIR"] = str(tmp_path / "var")
     return env
 

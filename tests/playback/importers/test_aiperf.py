@@ -70,9 +70,7 @@ def test_without_outputs_json_everything_is_a_seed(tmp_path):
 
 def test_model_and_tokenizer_come_from_the_run_summary(tmp_path):
     p = _write(tmp_path, _records())
-    summary = {
-        "input_config": {"endpoint": {"model_names": ["Qwen/Qwen3.6-27B"]}, "tokenizer": {"name": None}}
-    }
+    summary = {"input_config": {"endpoint": {"model_names": ["Qwen/Qwen3.6-27B"]}, "tokenizer": {"name": None}}}
     (tmp_path / "profile_export_aiperf.json").write_text(json.dumps(summary), encoding="utf-8")
     (s,) = IMPORTER.load(p).streams
     assert s.meta.model == "Qwen/Qwen3.6-27B"
@@ -134,9 +132,7 @@ def test_invalid_json_line_is_named(tmp_path):
 
 def test_broken_outputs_json_is_named(tmp_path):
     p = _write(tmp_path, _records())
-    (tmp_path / "outputs.json").write_text(
-        json.dumps({"data": [{"x_request_id": "req-a", "response_text": 7}]})
-    )
+    (tmp_path / "outputs.json").write_text(json.dumps({"data": [{"x_request_id": "req-a", "response_text": 7}]}))
     with pytest.raises(TraceFormatError) as e:
         IMPORTER.load(p)
     assert e.value.path == str(tmp_path / "outputs.json")

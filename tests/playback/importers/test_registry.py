@@ -151,3 +151,16 @@ def test_load_many_is_atomic_over_a_directory_with_one_broken_file(tmp_path):
         got = load_many([tmp_path])
     assert got is None
     assert err.value.path == str(broken) and err.value.where == "line 1"
+
+
+def test_directory_import_skips_companion_files_that_importers_read_beside_a_trace(tmp_path):
+    import shutil
+
+    data = Path(__file__).resolve().parents[2] / "data"
+    for name in ("aiperf-profile_export.jsonl", "aiperf-profile_export_outputs.json",
+                 "llmperf-Qwen-Qwen3-6-27B_550_150_individual_responses.json",
+                 "llmperf-Qwen-Qwen3-6-27B_550_150_summary.json"):
+        shutil.copy(data / name, tmp_path / name)
+    (tmp_path / "README.md").write_text("notes about this run")
+    results = importers.load_many([tmp_path])
+    assert sorted(r.format for r in results) == ["aiperf", "llmperf"]

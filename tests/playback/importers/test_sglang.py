@@ -68,9 +68,7 @@ def test_summary_run_becomes_a_seed_and_failed_request_a_note():
 
 def test_arrays_nested_under_details_are_read(tmp_path):
     run = _runs()[1]
-    arrays = {
-        k: run.pop(k) for k in ("input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors")
-    }
+    arrays = {k: run.pop(k) for k in ("input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors")}
     run["details"] = arrays
     result = IMPORTER.load(_write(tmp_path, [run]))
     assert [s.id for s in result.streams] == ["sglang:0", "sglang:1"]

@@ -58,9 +58,7 @@ def test_stream_metadata_names_source_model_tokenizer_and_rederivation():
     assert s.meta.model == "Qwen/Qwen3.6-27B"
     assert s.meta.tokenizer == "qwen3.6"
     assert s.meta.language == "zh"
-    assert (
-        "pieces re-derived from generated_text with tokenizer qwen3.6 over 2 recorded chunks" in s.meta.notes
-    )
+    assert "pieces re-derived from generated_text with tokenizer qwen3.6 over 2 recorded chunks" in s.meta.notes
 
 
 def test_failed_requests_are_skipped_with_a_note_not_an_error():

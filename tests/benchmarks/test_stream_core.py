@@ -1,0 +1,15 @@
+"""The stream-core benchmark runs end to end (small sizes) and prints its table."""
+
+import subprocess
+import sys
+
+from procs import ROOT
+
+
+def test_stream_core_benchmark_prints_a_table_with_both_baselines():
+    out = subprocess.run(
+        [sys.executable, "benchmarks/stream_core.py", "--requests", "100", "--tokens", "10000"],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    assert "json.load" in out and "importers.load vllm" in out and "synthesize" in out
+    assert "x base" in out
