@@ -3,7 +3,9 @@
 from django.urls import path
 
 from playback.consumers import ClockConsumer
+from playback.playback_consumer import PlaybackConsumer
 
 websocket_urlpatterns = [
     path("ws/clock/", ClockConsumer.as_asgi()),
+    path("ws/playback/", PlaybackConsumer.as_asgi()),
 ]

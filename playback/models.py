@@ -77,3 +77,5 @@ class TraceImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"import job {self.pk} ({self.state})"
+
+from playback.models_delivery import PaintReport, Playback  # noqa: E402,F401

@@ -103,9 +103,9 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
         if self.playback.mode == "prefetch":
             self.session.ended()
             await self.send(text_data=protocol.schedule_msg(self.frames, t_server=server_ms()))
+            await database_sync_to_async(_deliver_prefetch)(self.playback)
             await self.send(text_data=protocol.end_msg(reason="complete", frames=len(self.frames),
                                                        sent=len(self.frames)))
-            await database_sync_to_async(_deliver_prefetch)(self.playback)
             return
         await database_sync_to_async(services.playback_started)(playback=self.playback)
         self.result = pacer.PaceResult()
@@ -120,18 +120,18 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
         if self.closed or result.reason != "complete":
             return  # disconnect() records the end
         self.session.ended()
-        await self.send(text_data=protocol.end_msg(reason="complete", frames=len(self.frames), sent=result.sent))
         await database_sync_to_async(services.playback_ended)(playback=self.playback, reason="complete",
                                                               result=result)
+        await self.send(text_data=protocol.end_msg(reason="complete", frames=len(self.frames), sent=result.sent))
 
     async def _stop(self) -> None:
         task, self.task = self.task, None
         await pacer.stop_pacing(task)
         self.session.ended()
-        sent = self.result.sent if self.result else 0
-        await self.send(text_data=protocol.end_msg(reason="stopped", frames=len(self.frames), sent=sent))
         await database_sync_to_async(services.playback_ended)(playback=self.playback, reason="stopped",
                                                               result=self.result)
+        sent = self.result.sent if self.result else 0
+        await self.send(text_data=protocol.end_msg(reason="stopped", frames=len(self.frames), sent=sent))
 
     async def _paint(self, msg: protocol.Paint) -> None:
         try:

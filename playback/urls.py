@@ -1,9 +1,10 @@
 from django.urls import path
 
-from playback import views
+from playback import views, views_player
 
 app_name = "playback"
 urlpatterns = [
     path("", views.stream_list, name="list"),
     path("traces/<int:pk>/", views.trace_detail, name="trace"),
+    path("player-test/", views_player.player_test, name="player_test"),
 ]

@@ -107,6 +107,6 @@ ensure_redis() {
 }
 
 ensure_chromium() {
-  apt_install chromium chromium-driver
+  apt_install chromium chromium-driver fonts-noto-cjk
   [ -x /usr/bin/chromium ] || die "/usr/bin/chromium missing after install"
 }

@@ -40,7 +40,7 @@ async def test_a_slow_send_delays_only_the_frames_already_due():
     assert result.reason == "complete" and result.sent == 16
     assert late[4] >= 80  # frame 4 (due at 80 ms) waited for frame 3's 100 ms send
     # once caught up, frames are back on their own deadlines: the 100 ms were not added to them
-    assert max(late[i] for i in range(10, 16)) < 15
+    assert max(late[i] for i in range(10, 16)) < 30
 
 
 async def test_the_naive_pacer_adds_every_delay_to_all_later_frames():
@@ -55,8 +55,8 @@ async def test_no_drift_over_500_frames_while_the_naive_pacer_drifts_by_every_se
     naive = await pacer.pace(frames, Recorder(busy_s=0.0002), pacer="naive")
     late = absolute.lateness()
     assert absolute.sent == 500
-    assert sum(late[-50:]) / 50 - sum(late[:50]) / 50 < 5  # no drift
-    assert late[-1] < 20
+    assert sum(late[-50:]) / 50 - sum(late[:50]) / 50 < 10  # no drift
+    assert late[-1] < 30
     # the naive pacer sleeps the full interval after each 0.2 ms send: at least 499 * 0.2 ms behind at the end
     assert naive.lateness()[-1] >= 499 * 0.2
 

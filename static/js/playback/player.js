@@ -145,6 +145,7 @@ export function createPlayer(options = {}) {
       strategy.end(now);
     }
     strategy.tick(now);
+    const shownBefore = sink.visible;
     if (revealedThisFrame) {
       const text = revealedThisFrame;
       revealedThisFrame = "";
@@ -158,14 +159,17 @@ export function createPlayer(options = {}) {
         if (rec.charEnd > from) { seqFrom ??= rec.seq; seqTo = rec.seq; }
       }
       while (pendingContent.length && pendingContent[0].charEnd <= revealedLen) settle(pendingContent.shift(), now);
-      log.paints.push(paintEntry(now, text, seqFrom, seqTo, "content"));
-      if (firstPaintAt === null) {
-        firstPaintAt = now;
-        if (indicator) indicator.remove(now);
-        indicatorRemovedAt = now;
-      }
+      const entry = paintEntry(now, text, seqFrom, seqTo, "content");
+      entry.visible_chars = sink.visible - shownBefore; // non-blank rendered characters added
+      log.paints.push(entry);
     } else {
       sink.flush(now); // keeps fades alive between pieces
+    }
+    // The first paint is the first frame with answer text on screen; the indicator leaves in that frame.
+    if (firstPaintAt === null && sink.visible > 0) {
+      firstPaintAt = now;
+      if (indicator) indicator.remove(now);
+      indicatorRemovedAt = now;
     }
     if (indicator && indicatorRemovedAt === null) indicator.tick(now);
     log.maybeFlush(now);

@@ -1,5 +1,6 @@
 // Where revealed text goes. Strategies call reveal(text); the player calls flush(now) once per animation
-// frame, so several reveals in one frame cost one render.
+// frame, so several reveals in one frame cost one render; `visible` counts the non-blank
+// rendered characters after it.
 //
 // The markdown sink keeps completed blocks stable: text up to the last blank line outside a code fence is
 // rendered one final time into its own element and never touched again; only the open last block is
@@ -16,6 +17,9 @@ function markdown() {
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+// An unfinished last line holding only block syntax ("## ", "- ", "1.", "> ", "``"): rendering it would
+// show an empty heading or bullet that jumps when its first word lands, so it waits for that word.
+const BARE_SYNTAX = /(^|\n) {0,3}(#{1,6}|[-*+]|\d{1,9}[.)]|>|`{1,3}|~{1,3})[ \t]*$/;
 
 /** Offset just past the last blank line outside a fenced code block in source[from:], or `from` if none. */
 export function lastBlockBoundary(source, from = 0) {
@@ -50,11 +54,15 @@ export function createMarkdownSink(output, { md = markdown() } = {}) {
   let committed = 0; // source offset where the open block starts
   let live = null; // {el, len, segments}
   let fadeMs = 0;
+  let visible = 0;
+  let committedVisible = 0;
 
   function render(block, src, now) {
     const before = block.len;
     block.el.innerHTML = md.render(src);
-    block.len = block.el.textContent.length;
+    const shown = block.el.textContent;
+    block.len = shown.length;
+    block.ink = shown.replace(/\s+/g, "").length;
     if (fadeMs > 0 && block.len > before) block.segments.push({ from: before, to: block.len, t: now, dur: fadeMs });
     if (block.segments.length) block.segments = applyFades(block.el, block.segments, now);
   }
@@ -64,29 +72,31 @@ export function createMarkdownSink(output, { md = markdown() } = {}) {
       source += text;
       fadeMs = opts.fadeMs || 0;
     },
-    /** Render what was revealed since the last flush; returns the newly visible source text ("" if none). */
+    /** Render what was revealed since the last flush. */
     flush(now) {
       if (source.length === rendered) {
         if (live && live.segments.length) live.segments = applyFades(live.el, live.segments, now);
-        return "";
+        return;
       }
-      const fresh = source.slice(rendered);
       const boundary = lastBlockBoundary(source, committed);
       if (boundary > committed) {
-        if (!live) live = { el: blockElement(output), len: 0, segments: [] };
+        if (!live) live = { el: blockElement(output), len: 0, ink: 0, segments: [] };
         render(live, source.slice(committed, boundary), now); // final render of the completed blocks
         live.el.classList.add("pl-done");
+        committedVisible += live.ink;
         live = null;
         committed = boundary;
       }
       if (source.length > committed) {
-        if (!live) live = { el: blockElement(output), len: 0, segments: [] };
-        render(live, source.slice(committed), now);
+        if (!live) live = { el: blockElement(output), len: 0, ink: 0, segments: [] };
+        render(live, source.slice(committed).replace(BARE_SYNTAX, "$1"), now);
       }
       rendered = source.length;
-      return fresh;
+      visible = committedVisible + (live ? live.ink : 0);
     },
     get text() { return source; },
+    /** Non-blank characters of rendered text on screen. */
+    get visible() { return visible; },
   };
 }
 
@@ -102,7 +112,7 @@ export function createPlainSink(output) {
       fadeMs = opts.fadeMs || 0;
     },
     flush() {
-      if (!pending) return "";
+      if (!pending) return;
       const doc = output.ownerDocument;
       if (fadeMs > 0) {
         const span = doc.createElement("span");
@@ -113,11 +123,10 @@ export function createPlainSink(output) {
       } else {
         output.appendChild(doc.createTextNode(pending));
       }
-      const fresh = pending;
       pending = "";
-      return fresh;
     },
     get text() { return source; },
+    get visible() { return source.slice(0, source.length - pending.length).replace(/\s+/g, "").length; },
   };
 }
 

@@ -20,6 +20,25 @@ function feedLive(player, schedule) {
   })();
 }
 
+// An outside observer of what is on screen: after every DOM change, is a waiting indicator present, is any
+// answer text present? Records each change of that pair, so tests can check the indicator never shares the
+// screen with answer text and never leaves before it.
+function watch(root, startAt) {
+  const states = [];
+  const observe = () => {
+    const output = root.querySelector(".pl-output");
+    const state = { indicator: root.querySelector("[data-pacelab-indicator]") !== null,
+                    text: Boolean(output && output.textContent.trim()) };
+    const last = states[states.length - 1];
+    if (!last || last.indicator !== state.indicator || last.text !== state.text) {
+      states.push({ ...state, t_ms: performance.now() - startAt });
+    }
+  };
+  new MutationObserver(observe).observe(root, { subtree: true, childList: true, characterData: true,
+                                                attributes: true });
+  return states;
+}
+
 function run(config) {
   const host = document.getElementById("players");
   const startAt = performance.now();
@@ -33,6 +52,7 @@ function run(config) {
     const entry = { player, batches: [], mode: spec.mode || "prefetch" };
     player.onPaintBatch((b) => entry.batches.push(b));
     players[spec.id] = entry;
+    entry.states = watch(cell.querySelector(".pl-host"), startAt);
     if (entry.mode === "prefetch") player.load(spec.schedule);
     player.start(startAt);
     if (entry.mode === "live") feedLive(player, spec.schedule);
@@ -42,7 +62,7 @@ function run(config) {
 }
 
 function result(id) {
-  const { player, batches, summary, mode } = players[id];
+  const { player, batches, summary, mode, states } = players[id];
   const log = player.paintLog;
   const root = document.getElementById(`player-${id}`);
   return {
@@ -55,6 +75,7 @@ function result(id) {
     textContent: root.querySelector(".pl-output").textContent,
     indicatorPresent: root.querySelector("[data-pacelab-indicator]") !== null,
     batches,
+    states,
   };
 }
 

@@ -1,0 +1,197 @@
+"""Live pacing under load: N concurrent 40 tokens/s streams against one Daphne process, absolute-deadline pacer
+side by side with the naive ``await asyncio.sleep(interval)`` pacer, in the same run.
+
+    .venv/bin/python benchmarks/pacing.py --n 50,200,500 --seconds 60
+    .venv/bin/python benchmarks/pacing.py --n 20 --seconds 5          # smoke test
+
+Starts its own Daphne: the embedded mode (SQLite in a temporary PACELAB_VAR_DIR) unless DATABASE_URL is set,
+then that database (and REDIS_URL if set). Client lateness is measured at the client as
+``(arrival_i − arrival_0) − (t_ms_i − t_ms_0)`` (relative to each stream's first frame); drift is the median
+lateness of a stream's last 10 frames minus that of its first 10 (median over streams, and the worst stream);
+server lateness is the ``late_ms`` the server reports for each send. Streams start spread over one token
+interval, as participants would. The client runs in ``--client-procs`` processes so it is not the bottleneck
+(on a small machine it still competes with the server for the cores: read the ratios, not the absolutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT))
+
+
+def _percentile(values: list[float], q: float) -> float:
+    from playback.fidelity import percentile
+
+    return percentile(values, q)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _environment(var_dir: Path) -> dict[str, str]:
+    var_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    if not env.get("DATABASE_URL"):
+        env.pop("REDIS_URL", None)
+    env.setdefault("SECRET_KEY", "benchmark-only")
+    env.update(PACELAB_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="pacelab.settings", PYTHONUNBUFFERED="1",
+               PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p))
+    return env
+
+
+def _start_daphne(port: int, env: dict[str, str], log: Path) -> subprocess.Popen:
+    fh = open(log, "wb")  # noqa: SIM115 - kept open for the process's life
+    proc = subprocess.Popen([str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "pacelab.asgi:application"],
+                            cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"daphne exited:\n{log.read_text(errors='replace')}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"daphne did not answer:\n{log.read_text(errors='replace')}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _create_playbacks(n: int, seconds: float, rate: float, pacer: str) -> list[str]:
+    from playback.services_delivery import playback_create
+    from playback.stream import Piece, Stream
+
+    interval = 1000.0 / rate
+    stream = Stream(tuple(Piece("tok ", i * interval) for i in range(int(seconds * rate))))
+    return [playback_create(stream=stream, mode="live", config={"pacer": pacer}).token for _ in range(n)]
+
+
+async def _one_stream(url: str, token: str, start_delay: float) -> dict:
+    import websockets
+
+    async with websockets.connect(url, origin="http://127.0.0.1", max_queue=None) as ws:
+        await ws.send(json.dumps({"type": "hello", "token": token}))
+        ready = json.loads(await ws.recv())
+        if ready["type"] != "ready":
+            raise RuntimeError(f"hello refused: {ready}")
+        await asyncio.sleep(start_delay)
+        await ws.send(json.dumps({"type": "start"}))
+        loop = asyncio.get_running_loop()
+        t_ms, arrival, late = [], [], []
+        while True:
+            msg = json.loads(await ws.recv())
+            now = loop.time() * 1000.0
+            if msg["type"] != "frame":
+                break
+            t_ms.append(msg["t_ms"])
+            arrival.append(now)
+            late.append(msg["late_ms"])
+    return {"t_ms": t_ms, "arrival": arrival, "server_late": late, "end": msg}
+
+
+def _client_worker(url: str, tokens: list[str], interval_s: float) -> list[dict]:
+    async def run() -> list[dict]:
+        return await asyncio.gather(*(_one_stream(url, t, random.uniform(0, interval_s)) for t in tokens))
+
+    return asyncio.run(run())
+
+
+def _summarise(streams: list[dict], expected: int) -> dict[str, float]:
+    client, server, drifts, complete = [], [], [], 0
+    for s in streams:
+        complete += s["end"].get("reason") == "complete" and len(s["t_ms"]) == expected
+        if not s["t_ms"]:
+            continue
+        a0, t0 = s["arrival"][0], s["t_ms"][0]
+        late = [(a - a0) - (t - t0) for a, t in zip(s["arrival"], s["t_ms"], strict=True)]
+        client.extend(late)
+        server.extend(s["server_late"])
+        k = min(10, len(late))
+        drifts.append(statistics.median(late[-k:]) - statistics.median(late[:k]))
+    return {
+        "complete": complete,
+        "c50": _percentile(client, 50), "c99": _percentile(client, 99), "cmax": max(client),
+        "drift": statistics.median(drifts), "drift_max": max(drifts),
+        "s50": _percentile(server, 50), "s99": _percentile(server, 99), "smax": max(server),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", default="50,200,500", help="concurrent streams, comma-separated")
+    parser.add_argument("--seconds", type=float, default=60.0, help="length of each stream")
+    parser.add_argument("--rate", type=float, default=40.0, help="tokens per second")
+    parser.add_argument("--client-procs", type=int, default=2, help="client processes")
+    args = parser.parse_args(argv)
+    sizes = [int(x) for x in args.n.split(",") if x.strip()]
+
+    with tempfile.TemporaryDirectory(prefix="pacelab-bench-") as tmp:
+        env = _environment(Path(tmp) / "var")
+        subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env,
+                       check=True)
+        os.environ.update(env)
+        import django
+
+        django.setup()
+        from django.db import connections
+
+        plan = [(n, p, _create_playbacks(n, args.seconds, args.rate, p)) for n in sizes for p in ("absolute", "naive")]
+        connections.close_all()
+        port = _free_port()
+        daphne = _start_daphne(port, env, Path(tmp) / "daphne.log")
+        url = f"ws://127.0.0.1:{port}/ws/playback/"
+        mode = "PostgreSQL" if os.environ.get("DATABASE_URL") else "embedded (SQLite)"
+        print(f"{args.rate:g} tokens/s, {args.seconds:g} s streams, one Daphne process, {mode}, "
+              f"{args.client_procs} client process(es); lateness in ms")
+        header = (f"{'pacer':<9}{'N':>5}{'complete':>10} | {'client p50':>10}{'p99':>8}{'max':>8}"
+                  f"{'drift':>8}{'drift max':>10} | {'server p50':>10}{'p99':>8}{'max':>8}")
+        print(header)
+        print("-" * len(header))
+        expected = int(args.seconds * args.rate)
+        try:
+            for n, pacer_name, tokens in plan:
+                procs = max(1, min(args.client_procs, n))
+                chunks = [tokens[i::procs] for i in range(procs)]
+                with ProcessPoolExecutor(procs) as pool:
+                    results = pool.map(_client_worker, [url] * procs, chunks, [1.0 / args.rate] * procs)
+                    streams = [s for chunk in results for s in chunk]
+                r = _summarise(streams, expected)
+                done = f"{r['complete']}/{n}"
+                print(f"{pacer_name:<9}{n:>5}{done:>10} | {r['c50']:>10.1f}{r['c99']:>8.1f}"
+                      f"{r['cmax']:>8.1f}{r['drift']:>8.1f}{r['drift_max']:>10.1f} | {r['s50']:>10.1f}"
+                      f"{r['s99']:>8.1f}{r['smax']:>8.1f}", flush=True)
+        finally:
+            _stop(daphne)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""Live mode (frames pushed as the network delivers them) and the client-side fidelity summary, which must
+agree with the server's definitions (playback/metrics.py percentile)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from browser_schedules import chinese_pieces, english_pieces, schedule
+
+from playback.metrics import percentile
+
+pytestmark = pytest.mark.browser
+
+# A timer stands in for the socket: setTimeout is late by a few ms, and the frame is painted on the next rAF.
+LIVE_P95_MS = 50.0
+
+
+@pytest.fixture(scope="module")
+def live(open_player_page, screenshot_dir):
+    page = open_player_page(width=1200, height=900)
+    players = [
+        {"id": "live-token-en", "mode": "live", "schedule": schedule(english_pieces(120)),
+         "options": {"strategy": "token", "indicator": "dots", "lang": "en"}},
+        {"id": "live-smooth-zh", "mode": "live", "schedule": schedule(chinese_pieces(120)),
+         "options": {"strategy": "smooth", "indicator": "elapsed", "lang": "zh-hans"}},
+        {"id": "live-word-en-plain", "mode": "live", "schedule": schedule(english_pieces(120)),
+         "options": {"strategy": "word", "indicator": "spinner", "lang": "en", "format": "plain"}},
+    ]
+    page.evaluate("config => window.__pacelab.run(config)", {"players": players})
+    page.wait_for_timeout(1800)
+    page.screenshot(path=str(screenshot_dir / "live-midstream.png"))  # mid-stream look; not a timed run
+    page.wait_for_function("window.__pacelab.done", timeout=20_000, polling=200)
+    results = page.evaluate("window.__pacelab.results()")
+    assert page.js_errors == []
+    return page, {p["id"]: p for p in players}, results
+
+
+@pytest.mark.parametrize("pid", ["live-token-en", "live-smooth-zh", "live-word-en-plain"])
+def test_live_frames_are_all_shown_in_order(live, pid):
+    _, spec, results = live
+    source = "".join(f["text"] for f in spec[pid]["schedule"])
+    assert results[pid]["mode"] == "live"
+    assert results[pid]["revealedText"] == source
+    assert results[pid]["summary"]["unpainted"] == 0
+
+
+def test_plain_format_shows_the_text_verbatim(live):
+    _, spec, results = live
+    source = "".join(f["text"] for f in spec["live-word-en-plain"]["schedule"])
+    assert results["live-word-en-plain"]["textContent"] == source
+
+
+def test_live_token_paints_within_a_few_frames_of_the_servers_schedule(live):
+    _, _, results = live
+    summary = results["live-token-en"]["summary"]
+    assert 0 <= summary["p50_ms"] <= summary["p95_ms"] <= LIVE_P95_MS
+
+
+def test_client_percentile_matches_the_servers(live):
+    page = live[0]
+    rng = random.Random(7)
+    for n in (1, 2, 5, 50, 301):
+        values = sorted(rng.uniform(-5, 400) for _ in range(n))
+        for q in (0, 50, 95, 99, 100):
+            assert page.evaluate("([v, q]) => window.__pacelab.percentile(v, q)", [values, q]) == pytest.approx(
+                percentile(values, q), abs=1e-9
+            )
+
+
+def test_fidelity_summary_counts_lags_drops_long_frames_and_visibility(live):
+    page = live[0]
+    rng = random.Random(11)
+    lags = [rng.uniform(0, 60) for _ in range(40)]
+    frames = [{"seq": i, "channel": "content", "painted_minus_scheduled": lag} for i, lag in enumerate(lags)]
+    frames += [{"seq": 40, "channel": "content", "painted_minus_scheduled": None},
+               {"seq": 41, "channel": "content", "empty": True, "painted_minus_scheduled": None},
+               {"seq": 42, "channel": "reasoning", "painted_minus_scheduled": 999.0}]
+    gaps = [16.7] * 30 + [33.4, 50.1, 16.7, 100.2]
+    data = {"frames": frames, "rafGaps": gaps, "intervalMs": 16.7,
+            "longFrames": [{"duration_ms": 70.0}, {"duration_ms": 55.5}],
+            "visibility": [{"state": "hidden"}, {"state": "visible"}],
+            "paints": [{"hidden": False}, {"hidden": True}, {"hidden": False}]}
+    summary = page.evaluate("d => window.__pacelab.summarize(d)", data)
+    s = sorted(lags)
+    assert summary["frames"] == 41 and summary["painted"] == 40 and summary["unpainted"] == 1
+    assert summary["p50_ms"] == pytest.approx(percentile(s, 50))
+    assert summary["p95_ms"] == pytest.approx(percentile(s, 95))
+    assert summary["max_ms"] == pytest.approx(max(lags))
+    assert summary["frames_dropped"] == sum(round(g / 16.7) - 1 for g in gaps)
+    assert summary["long_frames"] == 2 and summary["long_frames_ms"] == pytest.approx(125.5)
+    assert summary["visibility_changes"] == 2 and summary["hidden_paints"] == 1
