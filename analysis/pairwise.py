@@ -200,6 +200,9 @@ def _newton(q0: np.ndarray, args, max_iter: int = 100) -> np.ndarray | None:
             except np.linalg.LinAlgError:
                 shift = max(4 * shift, 1e-6 + 1e-3 * float(np.max(np.abs(np.diag(hess)))))
         step = np.linalg.solve(chol.T, np.linalg.solve(chol, grad))
+        if shift == 0.0 and float(grad @ step) < 1e-12:  # Newton decrement: within rounding of the optimum
+            q[1:] -= step
+            return q
         t = 1.0
         while t > 1e-10:
             cand = q.copy()

@@ -13,5 +13,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("streams/", include("playback.urls")),
+    path("playground/", include("playback.urls_playground")),
     path("admin/", admin.site.urls),
+    path("", include("studyapp.urls")),
 ]

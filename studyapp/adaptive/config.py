@@ -150,14 +150,14 @@ def parse_procedure(obj: Any, key: str = "procedure") -> ProcedureConfig:
     """Validate a ``procedure:`` block (a dict from YAML/JSON) into a ``ProcedureConfig``."""
     if isinstance(obj, ProcedureConfig):
         return obj
-    _mapping(obj, key)
+    check_mapping(obj, key)
     if "tracks" not in obj:  # the block is itself the one track
         blockish = {k: obj[k] for k in ("seed", "order", "catch") if k in obj}
         track = {k: v for k, v in obj.items() if k not in blockish}
         tracks = (parse_track(track, key, require_dimension=True),)
         obj = blockish
     else:
-        _known(obj, _BLOCK_KEYS, key)
+        check_known(obj, _BLOCK_KEYS, key)
         raw = obj["tracks"]
         if not isinstance(raw, list) or not raw:
             raise ProcedureConfigError(f"{key}.tracks", "must be a non-empty list of tracks")
@@ -173,7 +173,7 @@ def parse_procedure(obj: Any, key: str = "procedure") -> ProcedureConfig:
     seed = obj.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ProcedureConfigError(f"{key}.seed", f"must be a non-negative integer, got {seed!r}")
-    order = _choice(obj.get("order", "random"), ORDERS, f"{key}.order")
+    order = check_choice(obj.get("order", "random"), ORDERS, f"{key}.order")
     catch = _catch(obj["catch"], f"{key}.catch", tracks) if obj.get("catch") is not None else None
     return ProcedureConfig(tracks=tracks, seed=seed, order=order, catch=catch)
 
@@ -186,12 +186,12 @@ def parse_track(
     require_dimension: bool = False,
 ) -> TrackConfig:
     """Validate one track (a staircase or a QUEST+ run); ``defaults`` fill inherited keys."""
-    _mapping(obj, key)
+    check_mapping(obj, key)
     obj = {**(defaults or {}), **obj}
-    method = _choice(obj.get("method"), METHODS, f"{key}.method") if "method" in obj else None
+    method = check_choice(obj.get("method"), METHODS, f"{key}.method") if "method" in obj else None
     if method is None:
         raise ProcedureConfigError(f"{key}.method", f"required, one of {', '.join(METHODS)}")
-    _known(obj, _STAIRCASE_KEYS if method == "staircase" else _QUEST_KEYS, key)
+    check_known(obj, _STAIRCASE_KEYS if method == "staircase" else _QUEST_KEYS, key)
 
     name = obj.get("name", default_name)
     if not isinstance(name, str) or not name.strip():
@@ -200,10 +200,10 @@ def parse_track(
     if dimension is None and require_dimension:
         raise ProcedureConfigError(f"{key}.dimension", f"required, one of {', '.join(DIMENSIONS)}")
     if dimension is not None:
-        _choice(dimension, tuple(DIMENSIONS), f"{key}.dimension")
+        check_choice(dimension, tuple(DIMENSIONS), f"{key}.dimension")
     default_direction = DIMENSIONS[dimension].direction if dimension else "increasing"
-    direction = _choice(obj.get("direction", default_direction), DIRECTIONS, f"{key}.direction")
-    axis = _choice(obj.get("axis", "linear"), AXES, f"{key}.axis")
+    direction = check_choice(obj.get("direction", default_direction), DIRECTIONS, f"{key}.direction")
+    axis = check_choice(obj.get("axis", "linear"), AXES, f"{key}.axis")
     condition = obj.get("condition", {})
     if not isinstance(condition, Mapping):
         raise ProcedureConfigError(f"{key}.condition", f"must be a mapping, got {type(condition).__name__}")
@@ -220,11 +220,11 @@ def _staircase(obj: Mapping[str, Any], key: str, common: dict[str, Any]) -> Stai
     rule = obj.get("rule")
     if rule is None:
         raise ProcedureConfigError(f"{key}.rule", f"required, one of {', '.join(RULES)}")
-    _choice(rule, tuple(RULES), f"{key}.rule")
+    check_choice(rule, tuple(RULES), f"{key}.rule")
     axis, dim = common["axis"], common["dimension"]
     target = None
     if rule == "weighted":
-        target = _number(obj.get("target"), f"{key}.target", "required for rule weighted (the p('yes') to track)")
+        target = check_number(obj.get("target"), f"{key}.target", "required for rule weighted (the p('yes') to track)")
         if not 0 < target < 1:
             raise ProcedureConfigError(f"{key}.target", f"must be between 0 and 1, got {target:g}")
     elif "target" in obj:
@@ -237,16 +237,14 @@ def _staircase(obj: Mapping[str, Any], key: str, common: dict[str, Any]) -> Stai
         raise ProcedureConfigError(f"{key}.max", f"must be greater than min ({lo:g}), got {hi:g}")
     if lo is not None and start < lo or hi is not None and start > hi:
         raise ProcedureConfigError(f"{key}.start", f"must lie within [min, max], got {start:g}")
-    if axis == "log" and lo is None:
-        lo = None  # a log axis never reaches 0; nothing to add
 
     raw_steps = obj.get("steps")
     if raw_steps is None:
-        raise ProcedureConfigError(f"{key}.steps", "required: a step size or a list of sizes after 0, 1, 2... reversals")
+        raise ProcedureConfigError(f"{key}.steps", "required: a step size, or sizes after 0, 1, 2... reversals")
     steps_list = raw_steps if isinstance(raw_steps, list) else [raw_steps]
     if not steps_list:
         raise ProcedureConfigError(f"{key}.steps", "must not be empty")
-    steps = tuple(_number(s, f"{key}.steps", "") for s in steps_list)
+    steps = tuple(check_number(s, f"{key}.steps", "") for s in steps_list)
     if any(s <= 0 for s in steps):
         raise ProcedureConfigError(f"{key}.steps", f"must all be > 0 (axis units), got {list(steps)}")
 
@@ -287,19 +285,19 @@ def _questplus(obj: Mapping[str, Any], key: str, common: dict[str, Any]) -> Ques
     for name, values in (("guesses", guesses), ("lapses", lapses)):
         if any(not 0 <= v < 0.5 for v in values):
             raise ProcedureConfigError(f"{key}.{name}", f"must all be in [0, 0.5), got {list(values)}")
-    function = _choice(obj.get("function", "logistic"), FUNCTIONS, f"{key}.function")
+    function = check_choice(obj.get("function", "logistic"), FUNCTIONS, f"{key}.function")
     min_trials = _int(obj.get("min_trials", 0), f"{key}.min_trials", 0)
     if min_trials > common["max_trials"]:
         raise ProcedureConfigError(f"{key}.min_trials", f"must not exceed max_trials ({common['max_trials']})")
     ci_width = None
     if obj.get("ci_width") is not None:
-        ci_width = _number(obj["ci_width"], f"{key}.ci_width", "")
+        ci_width = check_number(obj["ci_width"], f"{key}.ci_width", "")
         if ci_width <= 0:
             raise ProcedureConfigError(f"{key}.ci_width", f"must be > 0 (axis units), got {ci_width:g}")
-    ci_level = _number(obj.get("ci_level", 0.95), f"{key}.ci_level", "")
+    ci_level = check_number(obj.get("ci_level", 0.95), f"{key}.ci_level", "")
     if not 0 < ci_level < 1:
         raise ProcedureConfigError(f"{key}.ci_level", f"must be between 0 and 1, got {ci_level:g}")
-    estimate = _choice(obj.get("estimate", "mean"), ESTIMATES, f"{key}.estimate")
+    estimate = check_choice(obj.get("estimate", "mean"), ESTIMATES, f"{key}.estimate")
     return QuestPlusConfig(
         stimuli=stimuli,
         thresholds=thresholds,
@@ -316,9 +314,9 @@ def _questplus(obj: Mapping[str, Any], key: str, common: dict[str, Any]) -> Ques
 
 
 def _catch(obj: Any, key: str, tracks: tuple[TrackConfig, ...]) -> CatchConfig:
-    _mapping(obj, key)
-    _known(obj, ("rate", "trials"), key)
-    rate = _number(obj.get("rate"), f"{key}.rate", "required (the probability a trial is a catch trial)")
+    check_mapping(obj, key)
+    check_known(obj, ("rate", "trials"), key)
+    rate = check_number(obj.get("rate"), f"{key}.rate", "required (the probability a trial is a catch trial)")
     if not 0 < rate < 1:
         raise ProcedureConfigError(f"{key}.rate", f"must be between 0 and 1, got {rate:g}")
     raw = obj.get("trials")
@@ -329,15 +327,15 @@ def _catch(obj: Any, key: str, tracks: tuple[TrackConfig, ...]) -> CatchConfig:
     trials = []
     for i, item in enumerate(raw):
         k = f"{key}.trials[{i}]"
-        _mapping(item, k)
-        _known(item, ("level", "expect", "condition"), k)
-        level = _number(item.get("level"), f"{k}.level", "required")
+        check_mapping(item, k)
+        check_known(item, ("level", "expect", "condition"), k)
+        level = check_number(item.get("level"), f"{k}.level", "required")
         if dim is not None and (problem := DIMENSIONS[dim].check(level)):
             raise ProcedureConfigError(f"{k}.level", problem)
         expect = item.get("expect")
-        if expect in ("yes", True):
+        if expect is True or expect == "yes":
             expect = True
-        elif expect in ("no", False):
+        elif expect is False or expect == "no":
             expect = False
         else:
             raise ProcedureConfigError(f"{k}.expect", f"must be yes or no, got {expect!r}")
@@ -351,24 +349,24 @@ def _catch(obj: Any, key: str, tracks: tuple[TrackConfig, ...]) -> CatchConfig:
 # --- small validators ------------------------------------------------------------------------------------
 
 
-def _mapping(obj: Any, key: str) -> None:
+def check_mapping(obj: Any, key: str) -> None:
     if not isinstance(obj, Mapping):
         raise ProcedureConfigError(key, f"must be a mapping, got {type(obj).__name__}")
 
 
-def _known(obj: Mapping[str, Any], known: tuple[str, ...], key: str) -> None:
+def check_known(obj: Mapping[str, Any], known: tuple[str, ...], key: str) -> None:
     for k in obj:
         if k not in known:
             raise ProcedureConfigError(f"{key}.{k}", f"unknown key (known: {', '.join(sorted(known))})")
 
 
-def _choice(value: Any, choices: tuple[str, ...], key: str) -> str:
+def check_choice(value: Any, choices: tuple[str, ...], key: str) -> str:
     if value not in choices:
         raise ProcedureConfigError(key, f"must be one of {', '.join(choices)}; got {value!r}")
     return value
 
 
-def _number(value: Any, key: str, missing: str) -> float:
+def check_number(value: Any, key: str, missing: str) -> float:
     if value is None:
         raise ProcedureConfigError(key, missing or "required")
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -387,7 +385,7 @@ def _int(value: Any, key: str, minimum: int, missing: str = "") -> int:
 
 
 def _level(value: Any, key: str, axis: str, dimension: str | None, missing: str = "") -> float:
-    level = _number(value, key, missing)
+    level = check_number(value, key, missing)
     if axis == "log" and level <= 0:
         raise ProcedureConfigError(key, f"must be > 0 on a log axis, got {level:g}")
     if dimension is not None and (problem := DIMENSIONS[dimension].check(level)):
@@ -398,11 +396,11 @@ def _level(value: Any, key: str, axis: str, dimension: str | None, missing: str 
 def _grid(value: Any, key: str, spacing: str) -> tuple[float, ...]:
     """A number, a strictly increasing list, or ``{min, max, n[, spacing]}`` (evenly spaced on the axis)."""
     if isinstance(value, Mapping):
-        _known(value, ("min", "max", "n", "spacing"), key)
-        lo = _number(value.get("min"), f"{key}.min", "required")
-        hi = _number(value.get("max"), f"{key}.max", "required")
+        check_known(value, ("min", "max", "n", "spacing"), key)
+        lo = check_number(value.get("min"), f"{key}.min", "required")
+        hi = check_number(value.get("max"), f"{key}.max", "required")
         n = _int(value.get("n"), f"{key}.n", 1, "required")
-        spacing = _choice(value.get("spacing", spacing), AXES, f"{key}.spacing")
+        spacing = check_choice(value.get("spacing", spacing), AXES, f"{key}.spacing")
         if n > 1 and hi <= lo:
             raise ProcedureConfigError(f"{key}.max", f"must be greater than min ({lo:g}), got {hi:g}")
         if spacing == "log":
@@ -415,7 +413,7 @@ def _grid(value: Any, key: str, spacing: str) -> tuple[float, ...]:
     items = value if isinstance(value, list) else [value]
     if not items:
         raise ProcedureConfigError(key, "must not be empty")
-    out = tuple(_number(v, key, "") for v in items)
+    out = tuple(check_number(v, key, "") for v in items)
     if any(b <= a for a, b in zip(out, out[1:])):
         raise ProcedureConfigError(key, f"must be strictly increasing, got {list(out)}")
     return out

@@ -8,6 +8,9 @@ from playback import demo, services, tokenizers
 class Command(BaseCommand):
     help = "Load PaceLab's demo traces and named stimuli."
 
+    def add_arguments(self, parser):
+        parser.add_argument("--owner", help="also load and open the demo study, owned by this researcher")
+
     def handle(self, *args, **opts):
         outcome = services.traces_import(paths=demo.trace_files())
         made = 0
@@ -21,3 +24,10 @@ class Command(BaseCommand):
             made += 1
         self.stdout.write(f"demo traces: {outcome.created} new, {outcome.duplicates} already stored; "
                           f"demo stimuli: {made}")
+        if opts["owner"]:
+            from django.core.management import call_command
+
+            from studyapp import studyfile
+
+            call_command("load_study", str(studyfile.demo_study_path()), owner=opts["owner"], open=True,
+                         stdout=self.stdout)

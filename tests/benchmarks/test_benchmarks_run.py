@@ -13,3 +13,11 @@ def test_stream_core_benchmark_prints_a_table_with_both_baselines():
     ).stdout
     assert "json.load" in out and "importers.load vllm" in out and "synthesize" in out
     assert "x base" in out
+
+
+def test_pairwise_benchmark_runs_and_prints_its_timings():
+    out = subprocess.run(
+        [sys.executable, "benchmarks/pairwise.py", "--conditions", "6", "--boot", "100"],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    assert "thurstone" in out and "bradley_terry" in out and "bootstrap (s)" in out

@@ -1,0 +1,105 @@
+"""Reading a researcher's CSV for ``fit_curve``: aggregated blocks or single trials, with errors that name the cell.
+
+Two layouts, told apart by the header:
+
+- aggregated: ``level,n_positive,n_total`` (one row per block; repeated levels are pooled);
+- trials: ``level,response`` with response 0 or 1.
+
+Extra columns are ignored. Errors name the 1-based file row (the header is row 1) and the column, so a
+researcher can find the cell: ``row 4, column n_total: not an integer ('3.5')``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+
+from analysis.psychometric import Data, aggregate
+
+AGGREGATED = ("level", "n_positive", "n_total")
+TRIALS = ("level", "response")
+
+
+class CurveFileError(ValueError):
+    """A CSV that cannot be read as psychometric data; the message says where and why."""
+
+
+def _number(text: str, row: int, col: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise CurveFileError(f"row {row}, column {col}: not a number ({text!r})") from None
+    if not math.isfinite(value):
+        raise CurveFileError(f"row {row}, column {col}: not a finite number ({text!r})")
+    return value
+
+
+def _integer(text: str, row: int, col: str) -> int:
+    value = _number(text, row, col)
+    if value != int(value):
+        raise CurveFileError(f"row {row}, column {col}: not an integer ({text!r})")
+    if value < 0:
+        raise CurveFileError(f"row {row}, column {col}: must not be negative ({text!r})")
+    return int(value)
+
+
+def parse(text: str) -> Data:
+    """Parse CSV text into aggregated ``Data``; raises ``CurveFileError`` naming the row and column."""
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
+    header = None
+    for row in reader:
+        if any(cell.strip() for cell in row):
+            header = [cell.strip().lower() for cell in row]
+            break
+    if header is None:
+        raise CurveFileError("empty file: expected a header level,n_positive,n_total or level,response")
+    if all(c in header for c in AGGREGATED):
+        layout = AGGREGATED
+    elif all(c in header for c in TRIALS):
+        layout = TRIALS
+    else:
+        raise CurveFileError(
+            f"row 1: header {','.join(header)!r} has neither columns level,n_positive,n_total nor level,response"
+        )
+    idx = {c: header.index(c) for c in layout}
+    levels, pos, tot = [], [], []
+    for row in reader:
+        line = reader.line_num
+        if not any(cell.strip() for cell in row):
+            continue
+        cells = {}
+        for c in layout:
+            if idx[c] >= len(row) or not row[idx[c]].strip():
+                raise CurveFileError(f"row {line}, column {c}: missing value")
+            cells[c] = row[idx[c]].strip()
+        levels.append(_number(cells["level"], line, "level"))
+        if layout is AGGREGATED:
+            k = _integer(cells["n_positive"], line, "n_positive")
+            n = _integer(cells["n_total"], line, "n_total")
+            if k > n:
+                raise CurveFileError(f"row {line}, column n_positive: {k} is more than n_total ({n})")
+        else:
+            k = _integer(cells["response"], line, "response")
+            if k not in (0, 1):
+                raise CurveFileError(f"row {line}, column response: must be 0 or 1 ({cells['response']!r})")
+            n = 1
+        pos.append(k)
+        tot.append(n)
+    if not levels:
+        raise CurveFileError("no data rows after the header")
+    if len(set(levels)) < 2:
+        raise CurveFileError("column level: a fit needs at least two distinct levels")
+    if sum(tot) == 0:
+        raise CurveFileError("column n_total: no trials in the file")
+    return aggregate(levels, pos, tot)
+
+
+def read(path: str | Path) -> Data:
+    """Read and parse a CSV file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CurveFileError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    return parse(text)

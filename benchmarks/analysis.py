@@ -1,0 +1,190 @@
+"""Validation of the psychometric fits: coverage, bias, CI length, RMSE and time, side by side with psignifit.
+
+    python benchmarks/analysis.py                                   # 1,000 data sets per design (long)
+    python benchmarks/analysis.py --datasets 50 --psignifit-datasets 5    # quick check, about a minute
+
+Each design simulates data sets from a known observer (``analysis.psychometric.simulate``: blocks of trials,
+guess and lapse rates, beta-binomial overdispersion) and fits them with ``analysis.psychometric.fit``.
+Reported per design:
+
+- coverage: share of 95 % threshold intervals that hold the true threshold (target: the binomial band of
+  a 95 % rate for that many data sets, 93.6-96.4 % for 1,000);
+- bias/width: mean (estimate - truth) over the true width (target within ±2 %);
+- CI length and RMSE of the threshold, in level units;
+- time per fit (ours, and psignifit 4 on the first ``--psignifit-datasets`` data sets of the same run).
+
+psignifit (GPLv3) is a dev-only reference: it is imported only here and in tests, if installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from analysis.psychometric import FitOptions, fit, simulate  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Design:
+    name: str
+    levels: tuple
+    n: int
+    m: float
+    w: float
+    truth: str = "logistic"
+    fitted: str = "logistic"
+    experiment: str = "yes/no"
+    guess: float = 0.02
+    lapse: float = 0.02
+    eta: float = 0.0
+
+
+LEVELS = tuple(np.linspace(10, 70, 7))  # tokens/s
+SKEWED = tuple(np.linspace(30, 90, 7))
+LOG_LEVELS = tuple(np.geomspace(5, 80, 7))
+
+DESIGNS = [
+    Design("yes/no 20/level", LEVELS, 20, 40.0, 40.0),
+    Design("yes/no 50/level", LEVELS, 50, 40.0, 40.0),
+    Design("yes/no lapse .06", LEVELS, 30, 40.0, 40.0, lapse=0.06),
+    Design("yes/no overdispersed", LEVELS, 30, 40.0, 40.0, eta=0.15),
+    Design("yes/no skewed levels", SKEWED, 30, 40.0, 40.0),
+    Design("yes/no wrong sigmoid", LEVELS, 30, 40.0, 40.0, truth="norm", fitted="logistic"),
+    Design("2AFC 30/level", LEVELS, 30, 40.0, 40.0, experiment="2AFC", guess=0.5, lapse=0.01),
+    Design("2AFC weibull log", LOG_LEVELS, 30, math.log(20.0), 2.0, truth="weibull", fitted="weibull",
+           experiment="2AFC", guess=0.5, lapse=0.01),
+]
+
+
+def _truth_level(d: Design) -> float:
+    """The true threshold in level units (the fits report level units)."""
+    return math.exp(d.m) if d.truth == "weibull" else d.m
+
+
+def _width_levels(d: Design) -> float:
+    """The true 5-95 % rise in level units, for bias relative to the width."""
+    if d.truth != "weibull":
+        return d.w
+    from analysis.sigmoids import Sigmoid
+
+    s = Sigmoid("gumbel")
+    return float(math.exp(s.inverse(0.95, d.m, d.w)) - math.exp(s.inverse(0.05, d.m, d.w)))
+
+
+def _psignifit_fit(data, d: Design):
+    import psignifit as ps
+
+    x = np.log(data.levels) if d.fitted == "weibull" else data.levels
+    arr = np.column_stack([x, data.n_positive, data.n_total])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = ps.psignifit(arr, sigmoid=d.fitted, experiment_type=d.experiment, verbose=False)
+    est = res.parameter_estimate["threshold"]
+    lo, hi = res.confidence_intervals["threshold"]["0.95"]
+    if d.fitted == "weibull":
+        est, lo, hi = math.exp(est), math.exp(lo), math.exp(hi)
+    return est, lo, hi
+
+
+def _stats(est, lo, hi, truth, width, times):
+    est, lo, hi = map(np.asarray, (est, lo, hi))
+    cover = float(np.mean((lo <= truth) & (truth <= hi)))
+    return {
+        "n": len(est),
+        "coverage": cover,
+        "bias_w": float(np.mean(est - truth) / width),
+        "ci_len": float(np.median(hi - lo)),
+        "rmse": float(np.sqrt(np.mean((est - truth) ** 2))),
+        "time": float(np.mean(times)),
+    }
+
+
+def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None) -> list[tuple[str, str, dict]]:
+    try:
+        import psignifit  # noqa: F401
+
+        have_ps = True
+    except ImportError:
+        have_ps = False
+        print("note: psignifit is not installed (pip install psignifit); its columns are left out")
+    rows = []
+    for di, d in enumerate(DESIGNS):
+        if only and only not in d.name:
+            continue
+        rng = np.random.default_rng([seed, di])
+        opts = FitOptions(sigmoid=d.fitted, experiment=d.experiment, deviance_samples=0)
+        truth, width = _truth_level(d), _width_levels(d)
+        sims = [simulate(rng, np.asarray(d.levels), d.n, m=d.m, w=d.w, sigmoid=d.truth, guess=d.guess,
+                         lapse=d.lapse, eta=d.eta) for _ in range(datasets)]
+        ours = {"est": [], "lo": [], "hi": [], "t": []}
+        for data in sims:
+            t = time.perf_counter()
+            r = fit(data, opts)
+            ours["t"].append(time.perf_counter() - t)
+            ours["est"].append(r.threshold)
+            ours["lo"].append(r.threshold_ci_95[0])
+            ours["hi"].append(r.threshold_ci_95[1])
+        rows.append((d.name, "pacelab", _stats(ours["est"], ours["lo"], ours["hi"], truth, width, ours["t"])))
+        k = min(psignifit_datasets, datasets) if have_ps else 0
+        if k:
+            theirs = {"est": [], "lo": [], "hi": [], "t": []}
+            for data in sims[:k]:
+                t = time.perf_counter()
+                est, lo, hi = _psignifit_fit(data, d)
+                theirs["t"].append(time.perf_counter() - t)
+                theirs["est"].append(est)
+                theirs["lo"].append(lo)
+                theirs["hi"].append(hi)
+            sub = {key: v[:k] for key, v in ours.items()}
+            rows.append((d.name, f"pacelab (same {k})", _stats(sub["est"], sub["lo"], sub["hi"], truth, width,
+                                                               sub["t"])))
+            rows.append((d.name, f"psignifit ({k})", _stats(theirs["est"], theirs["lo"], theirs["hi"], truth, width,
+                                                            theirs["t"])))
+        print(_format_row(*rows[-1]) if not k else "\n".join(_format_row(*r) for r in rows[-3:]), flush=True)
+    return rows
+
+
+def _band(n: int) -> tuple[float, float]:
+    half = 1.96 * math.sqrt(0.95 * 0.05 / n)
+    return 0.95 - half, 0.95 + half
+
+
+HEADER = f"{'design':24} {'method':22} {'n':>5} {'coverage':>9} {'bias/w':>8} {'CI len':>8} {'RMSE':>7} {'s/fit':>7}"
+
+
+def _format_row(design: str, method: str, s: dict) -> str:
+    return (f"{design:24} {method:22} {s['n']:5d} {100 * s['coverage']:8.1f}% {100 * s['bias_w']:7.2f}% "
+            f"{s['ci_len']:8.2f} {s['rmse']:7.2f} {s['time']:7.3f}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", type=int, default=1000, help="simulated data sets per design")
+    ap.add_argument("--psignifit-datasets", type=int, default=20, help="how many of them psignifit also fits")
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--design", default=None, help="run only designs whose name contains this")
+    args = ap.parse_args(argv)
+    lo, hi = _band(args.datasets)
+    print(f"coverage target {100 * lo:.1f}-{100 * hi:.1f}% (binomial band for {args.datasets} data sets), "
+          "|bias/w| <= 2%, s/fit <= 0.5 (yes/no) and 0.1 (2AFC)")
+    print(HEADER)
+    rows = run(args.datasets, args.psignifit_datasets, args.seed, args.design)
+    print()
+    print("summary")
+    print(HEADER)
+    for r in rows:
+        print(_format_row(*r))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,52 @@
+"""Adaptive procedures for threshold studies: staircases, QUEST+, interleaving and replay. Pure Python, no Django.
+
+The study layer builds a ``Block`` from the study file's ``procedure:`` block, asks it for ``next_trial()``,
+records answers with ``record(level, response)``, and rebuilds it after a restart with ``replay(config,
+answers)``. See docs/adaptive.md.
+"""
+
+from studyapp.adaptive.config import (
+    CatchConfig,
+    CatchTrial,
+    ProcedureConfig,
+    ProcedureConfigError,
+    QuestPlusConfig,
+    StaircaseConfig,
+    parse_procedure,
+    parse_track,
+)
+from studyapp.adaptive.interleave import Block, Trial, make_procedure
+from studyapp.adaptive.observer import Observer
+from studyapp.adaptive.procedure import Estimate, Procedure, ProcedureStateError
+from studyapp.adaptive.questplus import QuestPlus
+from studyapp.adaptive.replay import ReplayError, replay
+from studyapp.adaptive.simulate import run_block
+from studyapp.adaptive.staircase import Staircase
+from studyapp.adaptive.stimulus import DIMENSIONS, stimulus_spec, synthesize_level, trial_seed
+
+__all__ = [
+    "DIMENSIONS",
+    "Block",
+    "CatchConfig",
+    "CatchTrial",
+    "Estimate",
+    "Observer",
+    "Procedure",
+    "ProcedureConfig",
+    "ProcedureConfigError",
+    "ProcedureStateError",
+    "QuestPlus",
+    "QuestPlusConfig",
+    "ReplayError",
+    "Staircase",
+    "StaircaseConfig",
+    "Trial",
+    "make_procedure",
+    "parse_procedure",
+    "parse_track",
+    "replay",
+    "run_block",
+    "stimulus_spec",
+    "synthesize_level",
+    "trial_seed",
+]

@@ -1,0 +1,324 @@
+"""Writes of the study layer: loading studies, entering, moving through and leaving a session, answers.
+
+Every write that a participant triggers goes through ``session_submit``: it locks the session row, checks that
+the submission is for the current step, stores the answer under the client's idempotency key and advances the
+step, all in one transaction; the caller acknowledges only after it returns (after commit). A retry with the
+same ``client_id`` finds the stored answer and is acknowledged again, never stored twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from playback.models_delivery import Playback
+from playback.services_delivery import playback_create
+from studyapp import counterbalance, design, journey, responses
+from studyapp.models import Answer, Decline, PageVisit, Session, Study, Trial
+from studyapp.responses import ResponseError
+
+LIVE_STATES = (Session.State.ACTIVE,)
+
+
+class StudyUnavailable(Exception):
+    """A participant cannot enter: ``reason`` is one of not_open, paused, closed, full, missing_panel_id."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+class SubmitRefused(Exception):
+    """A submission that changes nothing; ``code`` for the client (stale_step, invalid, not_active, not_shown)."""
+
+    def __init__(self, code: str, message: str, current_step: int | None = None) -> None:
+        self.code = code
+        self.message = message
+        self.current_step = current_step
+        super().__init__(message)
+
+
+@dataclass
+class SubmitResult:
+    client_id: str
+    step: int
+    state: str
+    next_step: int
+    duplicate: bool = False
+    flags: list[str] = field(default_factory=list)
+
+
+# --- studies -------------------------------------------------------------------------------------------------
+
+
+def spec_hash(doc: dict) -> str:
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def _title(doc: dict) -> str:
+    title = doc.get("title", doc["id"])
+    return journey.localize(title, "en") if isinstance(title, dict) else str(title)
+
+
+@transaction.atomic
+def study_load(*, doc: dict, owner) -> tuple[Study, bool]:
+    """Create or update the study ``doc['id']`` (already validated); atomic. Returns (study, created).
+
+    A study that already has sessions keeps them: their plans were fixed when they started.
+    """
+    study = Study.objects.select_for_update().filter(slug=doc["id"]).first()
+    if study is None:
+        return Study.objects.create(slug=doc["id"], title=_title(doc), owner=owner, spec=doc,
+                                    spec_hash=spec_hash(doc)), True
+    if study.spec_hash != spec_hash(doc):
+        study.spec, study.spec_hash, study.title = doc, spec_hash(doc), _title(doc)
+        study.version += 1
+        study.save()
+    return study, False
+
+
+def study_set_state(*, study: Study, state: str) -> Study:
+    if state not in Study.State.values:
+        raise ValueError(f"state: must be one of {', '.join(Study.State.values)}")
+    Study.objects.filter(pk=study.pk).update(state=state)
+    study.refresh_from_db()
+    return study
+
+
+# --- entering ------------------------------------------------------------------------------------------------
+
+
+def _group_counts(study: Study) -> tuple[dict[str, int], dict[str, int]]:
+    rows = (Session.objects.filter(study=study).values("group")
+            .annotate(done=Count("id", filter=Q(state=Session.State.COMPLETED)),
+                      live=Count("id", filter=Q(state__in=LIVE_STATES))))
+    return {r["group"]: r["done"] for r in rows}, {r["group"]: r["live"] for r in rows}
+
+
+def _create_trials(session: Session, plan: journey.Plan) -> None:
+    step_of = {s["trial"]: i for i, s in enumerate(plan.steps) if s["kind"] == "trial"}
+    Trial.objects.bulk_create([
+        Trial(session=session, index=t.index, step=step_of[t.index], block=t.block, kind=t.type,
+              condition=t.condition, spec=t.to_dict(), practice=t.practice, attention=bool(t.attention_check))
+        for t in plan.trials
+    ])
+
+
+def session_enter(*, study: Study, panel: dict[str, str], language: str = "en") -> tuple[Session, bool]:
+    """The session for this entry: the existing one for a returning panel id, else a new one in the least
+    filled group. Raises ``StudyUnavailable``. Returns (session, created)."""
+    pid = (panel.get("participant") or "").strip()[:128] or None
+    if pid:
+        existing = Session.objects.filter(study=study, panel_pid=pid).first()
+        if existing:
+            return existing, False
+    if study.state != Study.State.OPEN:
+        raise StudyUnavailable("paused" if study.state == Study.State.PAUSED else
+                               "closed" if study.state == Study.State.CLOSED else "not_open")
+    recruitment = study.spec.get("recruitment") or {}
+    if recruitment.get("require_params") and not pid:
+        raise StudyUnavailable("missing_panel_id")
+    language = language if language in study.spec.get("languages", ["en"]) else study.spec["languages"][0]
+    limits = study.spec.get("limits") or {}
+    quotas = limits.get("quotas") or {}
+    groups = [g.id for g in design.groups(study.spec)]
+    try:
+        with transaction.atomic():
+            Study.objects.select_for_update().get(pk=study.pk)  # one assignment at a time per study
+            done, live = _group_counts(study)
+            group = counterbalance.assign_group(groups, done, live, quotas=quotas.get("groups"),
+                                                overall_quota=quotas.get("overall"))
+            if group is None:
+                raise StudyUnavailable("full")
+            row = done.get(group, 0) + live.get(group, 0)
+            seed = secrets.randbits(62)
+            plan = journey.build_plan(study.spec, seed=seed, group=group, row=row, language=language)
+            session = Session.objects.create(
+                study=study, token=secrets.token_urlsafe(32), panel_pid=pid,
+                panel_study_id=(panel.get("study") or "")[:128], panel_session_id=(panel.get("session") or "")[:128],
+                group=group, seed=seed, language=language, plan={"steps": plan.steps, "row": row,
+                                                                  "version": study.version})
+            _create_trials(session, plan)
+    except IntegrityError:
+        if pid:  # the same panel id entered twice at once: the other request created it
+            return Session.objects.get(study=study, panel_pid=pid), False
+        raise
+    return session, True
+
+
+# --- where the participant is --------------------------------------------------------------------------------
+
+
+def session_touch(*, session: Session) -> Session:
+    """Note activity, expire the session if its time limit passed, and record entering the current page."""
+    now = timezone.now()
+    limit = (session.study.spec.get("limits") or {}).get("time_limit_min")
+    if session.state == Session.State.ACTIVE and limit and now - session.started_at > timedelta(minutes=limit):
+        Session.objects.filter(pk=session.pk, state=Session.State.ACTIVE).update(
+            state=Session.State.TIMED_OUT, finished_at=now)
+        session.refresh_from_db()
+        return session
+    Session.objects.filter(pk=session.pk).update(last_seen_at=now)
+    if session.state == Session.State.ACTIVE:
+        kind = session.plan["steps"][session.step]["kind"]
+        if not PageVisit.objects.filter(session=session, step=session.step, left_at__isnull=True).exists():
+            PageVisit.objects.create(session=session, step=session.step, kind=kind, entered_at=now)
+    return session
+
+
+def trial_show(*, session: Session, trial: Trial) -> list[Playback]:
+    """Playbacks for showing ``trial`` now. Showing it again before an answer (a refresh or reconnect while the
+    stream played) records an interruption: the trial starts again from the beginning."""
+    from studyapp import stimuli
+
+    now = timezone.now()
+    with transaction.atomic():
+        t = Trial.objects.select_for_update().get(pk=trial.pk)
+        if t.plays > 0 and t.status == Trial.Status.PENDING:
+            t.interruptions = [*t.interruptions, {"at": now.isoformat(), "after_plays": t.plays}]
+        t.plays += 1
+        t.shown_at = t.shown_at or now
+        t.save(update_fields=["plays", "interruptions", "shown_at"])
+    playbacks = []
+    for spec, stream in stimuli.trial_streams(session.study, t):
+        playbacks.append(playback_create(stream=stream, mode=spec.delivery, config=spec.render_config()))
+    return playbacks
+
+
+# --- submissions ---------------------------------------------------------------------------------------------
+
+
+def _finish(session: Session, state: str) -> None:
+    session.state = state
+    session.finished_at = timezone.now()
+
+
+def session_submit(*, session_token: str, client_id: str, step: Any, payload: dict) -> SubmitResult:
+    """Store the answer to the current step and move on; idempotent by ``client_id``."""
+    if not isinstance(client_id, str) or not 8 <= len(client_id) <= 64:
+        raise SubmitRefused("invalid", "client_id: must be a string of 8 to 64 characters")
+    if not isinstance(payload, dict):
+        raise SubmitRefused("invalid", "payload: must be an object")
+    with transaction.atomic():
+        session = Session.objects.select_for_update().select_related("study").get(token=session_token)
+        prior = Answer.objects.filter(session=session, client_id=client_id).first()
+        if prior is not None:
+            return SubmitResult(client_id, prior.step, session.state, session.step, duplicate=True)
+        if session.state != Session.State.ACTIVE:
+            raise SubmitRefused("not_active", f"this session is {session.state}", session.step)
+        if step != session.step:
+            raise SubmitRefused("stale_step", f"step: {step!r} is not the current step ({session.step})",
+                                session.step)
+        current = session.plan["steps"][session.step]
+        try:
+            result = _apply(session, current, client_id, payload)
+        except ResponseError as exc:
+            raise SubmitRefused("invalid", str(exc), session.step) from None
+        if result.state == Session.State.DECLINED:
+            return result
+        PageVisit.objects.filter(session=session, step=result.step, left_at__isnull=True).update(
+            left_at=timezone.now())
+        session.save()
+    return result
+
+
+def _store(session: Session, client_id: str, key: str, value: Any, *, trial: Trial | None = None,
+           rt: float | None = None, comment: str = "") -> None:
+    Answer.objects.create(session=session, trial=trial, step=session.step, key=key, client_id=client_id,
+                          value=value, response_ms=rt, comment=comment)
+
+
+def _apply(session: Session, current: dict, client_id: str, payload: dict) -> SubmitResult:
+    kind = current["kind"]
+    step = session.step
+    spec = session.study.spec
+    flags: list[str] = []
+    if kind == "consent":
+        consent = payload.get("consent")
+        if not isinstance(consent, bool):
+            raise ResponseError("consent: must be true or false")
+        if not consent:
+            # Declining ends politely and keeps nothing beyond the fact of the decline.
+            Decline.objects.create(study=session.study)
+            session.delete()
+            return SubmitResult(client_id, step, Session.State.DECLINED, step)
+        _store(session, client_id, "consent", True)
+    elif kind == "environment":
+        env = responses.environment(payload)
+        session.environment = env
+        _store(session, client_id, "environment", env)
+        refusal = responses.environment_refusal(spec.get("limits") or {}, env)
+        if refusal:
+            session.flags = [*session.flags, f"screened out: {refusal}"]
+            _finish(session, Session.State.SCREENED_OUT)
+            return SubmitResult(client_id, step, session.state, step, flags=[refusal])
+    elif kind == "trial":
+        trial = Trial.objects.select_for_update().get(session=session, index=current["trial"])
+        if trial.plays == 0:
+            raise SubmitRefused("not_shown", "this trial has not been shown yet", step)
+        value = responses.trial_value(trial.spec, payload)
+        rt = responses.response_ms(payload)
+        text = responses.comment(trial.spec, payload)
+        passed = responses.attention_passed(trial.spec, value)
+        if passed is not None:
+            value["attention_passed"] = passed
+        _store(session, client_id, "trial", value, trial=trial, rt=rt, comment=text)
+        trial.status, trial.answered_at = Trial.Status.ANSWERED, timezone.now()
+        trial.save(update_fields=["status", "answered_at"])
+        if passed is False:
+            flags.append(f"failed attention check {trial.spec['attention_check']}")
+            session.flags = [*session.flags, flags[-1]]
+            rules = spec.get("attention_checks") or {}
+            failures = sum(1 for f in session.flags if f.startswith("failed attention check"))
+            if rules.get("on_fail") == "screen_out" and failures > int(rules.get("max_failures", 0)):
+                _finish(session, Session.State.SCREENED_OUT)
+                return SubmitResult(client_id, step, session.state, step, flags=flags)
+    elif kind == "questionnaire":
+        answers = responses.questionnaire_answers(spec.get("questionnaire") or [], payload.get("answers"))
+        _store(session, client_id, "questionnaire", answers)
+    elif kind in ("instructions", "block_intro", "message", "break", "debrief"):
+        _store(session, client_id, kind, {"continue": True})
+    else:
+        raise ResponseError(f"step {kind!r} takes no submission")
+    session.step = step + 1
+    if session.plan["steps"][session.step]["kind"] == "complete":
+        _finish(session, Session.State.COMPLETED)
+    return SubmitResult(client_id, step, session.state, session.step, flags=flags)
+
+
+def session_withdraw(*, session: Session) -> Session:
+    """Withdraw at any step: the study says whether the data are deleted or kept and excluded."""
+    policy = (session.study.spec.get("recruitment") or {}).get("withdrawal", "keep_excluded")
+    with transaction.atomic():
+        s = Session.objects.select_for_update().get(pk=session.pk)
+        if s.state != Session.State.ACTIVE:
+            return s
+        if policy == "delete":
+            s.answers.all().delete()
+            s.trials.all().delete()
+            s.environment = {}
+        s.excluded = True
+        _finish(s, Session.State.WITHDRAWN)
+        s.save()
+    return s
+
+
+def sessions_expire(*, now=None) -> int:
+    """Mark active sessions past their study's time limit as timed out (the sweep; returns how many)."""
+    now = now or timezone.now()
+    n = 0
+    for study in Study.objects.filter(sessions__state=Session.State.ACTIVE).distinct():
+        limit = (study.spec.get("limits") or {}).get("time_limit_min")
+        if limit:
+            n += Session.objects.filter(study=study, state=Session.State.ACTIVE,
+                                        started_at__lt=now - timedelta(minutes=limit)).update(
+                state=Session.State.TIMED_OUT, finished_at=now)
+    return n

@@ -1,0 +1,115 @@
+"""Opinion scores: MOS with clipped Student-t CIs, z-normalisation, SUREAL-style subject model, mixed model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis.ratings import RatingsError, mixed_model, mos, subject_model, zscore_by_participant
+
+
+def test_mos_ci_is_student_t():
+    df = pd.DataFrame({"condition": ["a"] * 4, "rating": [2, 3, 3, 4], "participant": list("wxyz")})
+    row = mos(df, scale=None).iloc[0]
+    half = stats.t.ppf(0.975, 3) * np.std([2, 3, 3, 4], ddof=1) / 2
+    assert row["mos"] == 3.0
+    assert row["ci_low"] == pytest.approx(3 - half)
+    assert row["ci_high"] == pytest.approx(3 + half)
+
+
+def test_mos_ci_never_extends_past_the_scale_ends():
+    df = pd.DataFrame({
+        "condition": ["top"] * 3 + ["bottom"] * 3, "rating": [5, 5, 4, 1, 2, 1], "participant": list("xyzxyz"),
+    })
+    out = mos(df, scale=(1, 5)).set_index("condition")
+    assert out.loc["top", "ci_high"] == 5.0
+    assert out.loc["top", "ci_low"] < out.loc["top", "mos"]
+    assert out.loc["bottom", "ci_low"] == 1.0
+    unclipped = mos(df, scale=None).set_index("condition")
+    assert unclipped.loc["top", "ci_high"] > 5.0
+
+
+def test_ratings_off_the_scale_are_rejected():
+    df = pd.DataFrame({"condition": ["a", "a"], "rating": [3, 7], "participant": ["x", "y"]})
+    with pytest.raises(RatingsError, match="outside the scale"):
+        mos(df)
+
+
+def test_z_normalisation_removes_personal_offsets_and_drops_straight_liners():
+    rows = []
+    for cond, base in (("slow", 2.0), ("fast", 4.0)):
+        rows += [("harsh", cond, base - 1 + d) for d in (0.0, 0.0)]
+        rows += [("kind", cond, base + d) for d in (0.0, 1.0)]
+        rows += [("flat", cond, 3.0)]
+    df = pd.DataFrame(rows, columns=["participant", "condition", "rating"])
+    z, dropped = zscore_by_participant(df)
+    assert dropped == ["flat"]
+    assert z[df["participant"] == "flat"].isna().all()
+    out = mos(df, normalise="z", scale=None).set_index("condition")
+    assert out.attrs["excluded_participants"] == ["flat"]
+    assert out.loc["fast", "mos"] > out.loc["slow", "mos"]
+    assert out.loc["fast", "n"] == 4
+
+
+def simulate_raters(seed=0, stimuli=30, raters=12):
+    rng = np.random.default_rng(seed)
+    psi = rng.uniform(1.5, 4.5, stimuli)
+    bias = np.zeros(raters)
+    bias[0], bias[1] = -1.0, 0.8
+    nu = np.full(raters, 0.3)
+    nu[2] = 1.5
+    rows = [
+        (f"r{r:02d}", f"s{s:02d}", psi[s] + bias[r] + nu[r] * rng.standard_normal())
+        for r in range(raters) for s in range(stimuli)
+    ]
+    rows += [("flat", f"s{s:02d}", 3.0) for s in range(stimuli)]
+    return pd.DataFrame(rows, columns=["participant", "stimulus", "rating"]), psi, bias
+
+
+def test_subject_model_recovers_rater_bias_and_stimulus_quality():
+    df, psi, bias = simulate_raters()
+    model = subject_model(df)
+    raters = model.raters.set_index("participant")
+    assert raters.loc["r00", "bias"] - raters.loc["r01", "bias"] == pytest.approx(bias[0] - bias[1], abs=0.15)
+    assert abs(raters["bias"].mean()) < 1e-9  # biases are centred (identifiability)
+    assert np.corrcoef(model.stimuli["quality"], psi)[0, 1] > 0.98
+    assert (model.stimuli["ci_low"] < model.stimuli["quality"]).all()
+
+
+def test_subject_model_flags_harsh_lenient_inconsistent_and_straight_liners():
+    df, _, _ = simulate_raters(seed=1)
+    raters = subject_model(df).raters.set_index("participant")
+    assert raters.index[raters["harsh"]].tolist() == ["r00"]
+    assert raters.index[raters["lenient"]].tolist() == ["r01"]
+    assert raters.index[raters["straight_liner"]].tolist() == ["flat"]
+    assert {"r02", "flat"} <= set(raters.index[raters["inconsistent"]])
+    assert raters.loc["r02", "inconsistency"] > 3 * raters.loc["r05", "inconsistency"]
+
+
+def test_subject_model_downweights_an_inconsistent_rater():
+    df, psi, _ = simulate_raters(seed=2)
+    model_q = subject_model(df).stimuli["quality"].to_numpy()
+    plain_mean = df.groupby("stimulus")["rating"].mean().to_numpy()
+    err_model = np.abs((model_q - model_q.mean()) - (psi - psi.mean())).mean()
+    err_mean = np.abs((plain_mean - plain_mean.mean()) - (psi - psi.mean())).mean()
+    assert err_model < err_mean
+
+
+def test_mixed_model_estimates_a_factor_effect_with_random_participants():
+    rng = np.random.default_rng(4)
+    rows = []
+    for p in range(16):
+        offset = rng.normal(0, 0.8)
+        for strategy, effect in (("token", 0.0), ("smooth", 1.0)):
+            for indicator in ("dots", "none"):
+                for _ in range(3):
+                    rows.append((f"p{p}", strategy, indicator, 3 + offset + effect + rng.normal(0, 0.5)))
+    df = pd.DataFrame(rows, columns=["participant", "strategy", "indicator", "rating"])
+    out = mixed_model(df, "rating ~ C(strategy, Treatment('token')) + C(indicator)").set_index("term")
+    term = "C(strategy, Treatment('token'))[T.smooth]"
+    assert out.loc[term, "ci_low"] < 1.0 < out.loc[term, "ci_high"]
+    assert out.loc[term, "ci_low"] > 0.5
+    assert out.loc["C(indicator)[T.none]", "ci_low"] < 0 < out.loc["C(indicator)[T.none]", "ci_high"]
+    assert out.attrs["participant_variance"] > 0.2
