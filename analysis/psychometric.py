@@ -204,7 +204,8 @@ def _problem(data: Data, opts: FitOptions, axis: Axis) -> _Problem:
     lo, hi = float(zu[0]), float(zu[-1])
     spread = hi - lo
     wmin = float(np.diff(zu).min())
-    width_span = (special.ndtri(0.95) - special.ndtri(0.05)) / (special.ndtri(1 - opts.alpha) - special.ndtri(opts.alpha))
+    a = opts.alpha
+    width_span = (special.ndtri(0.95) - special.ndtri(0.05)) / (special.ndtri(1 - a) - special.ndtri(a))
     bounds = {
         "m": (lo - spread / 2, hi + spread / 2),
         "w": (wmin, 3 * spread / width_span),

@@ -10,7 +10,7 @@ message, then the questionnaire, the debrief and completion.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from studyapp import design as design_mod
@@ -35,7 +35,12 @@ def localize(value: Any, language: str) -> Any:
 
 @dataclass(frozen=True)
 class Plan:
-    """The steps of a journey and the trials they show (``trials[i].index == i``)."""
+    """The steps of a journey and the fixed trials they show.
+
+    Trial indices are unique across the session. Adaptive blocks reserve one step (and one trial index) per
+    possible trial, up to the procedure's hard cap; their trials are created when reached, and the steps a
+    finished procedure does not need are skipped.
+    """
 
     steps: list[dict[str, Any]]
     trials: list[design_mod.TrialSpec]
@@ -49,13 +54,19 @@ def build_plan(study: dict, *, seed: int, group: str, row: int, language: str) -
     texts = study.get("texts") or {}
     steps: list[dict[str, Any]] = [{"kind": "consent"}, {"kind": "environment"}, {"kind": "instructions"}]
     trials: list[design_mod.TrialSpec] = []
+    index = 0
     for b_i, block in enumerate(blocks):
         source = next((blk for blk in study["blocks"] if blk["id"] == block.id), {})
         if source.get("intro") or source.get("title"):
             steps.append({"kind": "block_intro", "block": block.id})
+        if block.procedure is not None:
+            for n in range(design_mod.procedure_max_trials(block.procedure)):
+                steps.append({"kind": "trial", "trial": index, "block": block.id, "adaptive": n})
+                index += 1
         for trial in block.trials:
-            steps.append({"kind": "trial", "trial": len(trials), "block": block.id})
-            trials.append(trial)
+            steps.append({"kind": "trial", "trial": index, "block": block.id})
+            trials.append(replace(trial, index=index))
+            index += 1
         last = b_i == len(blocks) - 1
         if block.practice and "practice_done" in texts:
             steps.append({"kind": "message", "text": "practice_done"})

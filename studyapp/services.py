@@ -158,8 +158,16 @@ def session_enter(*, study: Study, panel: dict[str, str], language: str = "en") 
 
 
 def session_touch(*, session: Session) -> Session:
-    """Note activity, expire the session if its time limit passed, and record entering the current page."""
+    """Note activity, expire the session if its time limit passed, materialise an adaptive trial that is due,
+    and record entering the current page."""
     now = timezone.now()
+    step = session.plan["steps"][session.step] if session.state == Session.State.ACTIVE else {}
+    if "adaptive" in step:
+        from studyapp import adaptive_trials
+
+        with transaction.atomic():
+            session = Session.objects.select_for_update().select_related("study").get(pk=session.pk)
+            adaptive_trials.materialize(session)
     limit = (session.study.spec.get("limits") or {}).get("time_limit_min")
     if session.state == Session.State.ACTIVE and limit and now - session.started_at > timedelta(minutes=limit):
         Session.objects.filter(pk=session.pk, state=Session.State.ACTIVE).update(
@@ -291,6 +299,10 @@ def _apply(session: Session, current: dict, client_id: str, payload: dict) -> Su
     session.step = step + 1
     if session.plan["steps"][session.step]["kind"] == "complete":
         _finish(session, Session.State.COMPLETED)
+    elif "adaptive" in session.plan["steps"][session.step]:
+        from studyapp import adaptive_trials
+
+        adaptive_trials.materialize(session)  # the next level, or skip what a finished procedure leaves
     return SubmitResult(client_id, step, session.state, session.step, flags=flags)
 
 

@@ -71,6 +71,7 @@ def service_env(redis_url, require_postgres, transactional_db) -> dict[str, str]
         REDIS_URL=redis_url,
         SECRET_KEY=os.environ.get("SECRET_KEY", "test-only"),
         DJANGO_SETTINGS_MODULE="pacelab.settings",
+        SERVE_STATIC="1",  # pages under test load their scripts from the same server
         PYTHONUNBUFFERED="1",
     )
     return env

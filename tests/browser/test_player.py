@@ -173,7 +173,8 @@ def test_lag_follows_the_strategy_rule_within_two_frames(run, pid):
     release = model_release_ms(pid)
     frames = content_frames(pid)
     extra = sorted(lag - (r - f["t_ms"]) for lag, r, f in zip(lags(run[pid]), release, frames, strict=True))
-    assert extra[0] >= -0.5, f"painted before the rule allows: {extra[0]:.1f} ms"
+    # half a frame of slack: the rule is evaluated at animation-frame times, which jitter under load
+    assert extra[0] >= -8.4, f"painted before the rule allows: {extra[0]:.1f} ms"
     assert percentile(extra, 95) <= TWO_FRAMES_MS
 
 

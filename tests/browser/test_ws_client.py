@@ -85,15 +85,16 @@ def test_prefetch_and_live_deliver_the_whole_text_and_the_paint_log_is_stored(pa
         assert sorted(e["seq"] for e in entries) == list(range(60))
         assert all(e["chars"] == len(stream.pieces[e["seq"]].text) for e in entries)
         assert all(e["t_ms"] == stream.pieces[e["seq"]].t_ms for e in entries)
-        assert all(e["paint_ms"] >= e["t_ms"] and e["hidden"] is False for e in entries)
+        slack = 0.0 if key == "prefetch" else 16.7  # live: see the note on painted times below
+        assert all(e["paint_ms"] >= e["t_ms"] - slack and e["hidden"] is False for e in entries)
         report = PaintReport.objects.filter(playback=playback).first()
         assert report.clock_offset_ms == pytest.approx(got["clock"]["offset_ms"])
         assert report.clock_uncertainty_ms == pytest.approx(got["clock"]["uncertainty_ms"])
     prefetch_entries, live_entries = _entries(prefetch), _entries(live)
     assert all(e["recv_ms"] <= 0 and "sent_ms" not in e for e in prefetch_entries)  # the schedule came first
-    bad = [e for e in live_entries if not (e["recv_ms"] >= e["t_ms"] - 5 and e["paint_ms"] >= e["recv_ms"])]
-    print(bad[:5])
-    assert not bad
+    # Painted time is the animation frame's timestamp (its start), which may precede, by less than a frame, the
+    # arrival of a message handled before that frame's callbacks ran.
+    assert all(e["recv_ms"] >= e["t_ms"] - 5 and e["paint_ms"] >= e["recv_ms"] - 16.7 for e in live_entries)
     assert all(e["sent_ms"] > 1e12 for e in live_entries)  # server epoch ms
     live.refresh_from_db()
     assert live.end_reason == "complete" and live.pacing["sent"] == 60

@@ -1,0 +1,57 @@
+"""manage.py fit_curve CSV [--sigmoid S] [--experiment yes/no|2AFC] [--log-axis] [--json]: fit a researcher's data.
+
+A thin shell: ``analysis.curvefile`` reads the CSV (aggregated ``level,n_positive,n_total`` or trial
+``level,response`` rows) and ``analysis.psychometric.fit`` does the fit; this command only prints.
+"""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from analysis.curvefile import CurveFileError, read
+from analysis.psychometric import EXPERIMENTS, FitOptions, fit
+from analysis.sigmoids import NAMES
+
+
+class Command(BaseCommand):
+    help = "Fit a psychometric function to a CSV of levels and responses and print threshold, CI, width, deviance."
+
+    def add_arguments(self, parser):
+        parser.add_argument("csv", help="level,n_positive,n_total rows or level,response (0/1) rows")
+        parser.add_argument("--sigmoid", choices=NAMES, default="logistic")
+        parser.add_argument("--experiment", choices=EXPERIMENTS, default="yes/no")
+        parser.add_argument("--log-axis", action="store_true", help="fit on log levels (always so for weibull)")
+        parser.add_argument("--decreasing", action="store_true", help="responses fall as the level rises (TTFT)")
+        parser.add_argument("--threshold-pc", type=float, default=0.5,
+                            help="proportion of the sigmoid's rise that the threshold marks (default 0.5)")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args, **opts):
+        try:
+            data = read(opts["csv"])
+        except FileNotFoundError:
+            raise CommandError(f"{opts['csv']}: no such file") from None
+        except CurveFileError as exc:
+            raise CommandError(f"{opts['csv']}: {exc}") from None
+        try:
+            options = FitOptions(sigmoid=opts["sigmoid"], experiment=opts["experiment"], log_axis=opts["log_axis"],
+                                 decreasing=opts["decreasing"], pc=opts["threshold_pc"])
+            result = fit(data, options)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        summary = result.to_dict()
+        if opts["json"]:
+            self.stdout.write(json.dumps(summary, indent=2))
+            return
+        lo, hi = summary["threshold_ci_95"]
+        p = f"{summary['deviance_p']:.3f}" if summary["deviance_p"] is not None else "n/a"
+        lines = [
+            f"{summary['sigmoid']} fit, {summary['experiment']}, {summary['n_trials']} trials at "
+            f"{summary['n_levels']} levels" + (" (log axis)" if summary["log_axis"] else ""),
+            f"threshold ({100 * summary['threshold_pc']:g} % of the rise): {summary['threshold']:.4g}  "
+            f"95 % CI [{lo:.4g}, {hi:.4g}]",
+            f"width (5-95 % rise, {summary['width_units']}): {summary['width']:.4g}",
+            f"guess {summary['guess']:.3f}, lapse {summary['lapse']:.3f}, overdispersion eta {summary['eta']:.3f}",
+            f"deviance {summary['deviance']:.3f} (bootstrap p = {p})",
+        ]
+        self.stdout.write("\n".join(lines))

@@ -1,0 +1,46 @@
+"""fit_curve's CSV reader: both layouts, and errors that name the row and column."""
+
+import pytest
+
+from analysis.curvefile import CurveFileError, parse, read
+
+
+def test_aggregated_rows_pool_repeated_levels():
+    data = parse("level,n_positive,n_total\n10,1,10\n20,5,10\n10,2,5\n")
+    assert data.levels.tolist() == [10.0, 20.0]
+    assert data.n_positive.tolist() == [3.0, 5.0]
+    assert data.n_total.tolist() == [15.0, 10.0]
+
+
+def test_trial_rows_are_aggregated_per_level_and_extra_columns_ignored():
+    data = parse("participant,level,response\na,1.5,1\na,1.5,0\nb,3,1\n")
+    assert data.levels.tolist() == [1.5, 3.0]
+    assert data.n_positive.tolist() == [1.0, 1.0]
+    assert data.n_total.tolist() == [2.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("level,n_positive,n_total\n1,1,2\n2,1,2\n3,1,3.5\n", "row 4, column n_total: not an integer"),
+        ("level,n_positive,n_total\n1,1,2\nfast,1,2\n", "row 3, column level: not a number"),
+        ("level,n_positive,n_total\n1,3,2\n2,1,2\n", "row 2, column n_positive: 3 is more than n_total"),
+        ("level,n_positive,n_total\n1,1\n", "row 2, column n_total: missing value"),
+        ("level,response\n1,1\n2,2\n", "row 3, column response: must be 0 or 1"),
+        ("level,n_positive,n_total\n1,-1,2\n", "row 2, column n_positive: must not be negative"),
+        ("rate,yes\n1,1\n", "row 1: header"),
+        ("", "empty file"),
+        ("level,response\n", "no data rows"),
+        ("level,response\n4,1\n4,0\n", "two distinct levels"),
+    ],
+)
+def test_malformed_files_get_an_error_naming_the_cell(text, message):
+    with pytest.raises(CurveFileError, match=message):
+        parse(text)
+
+
+def test_read_refuses_non_utf8(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_bytes(b"level,response\n\xff\xfe,1\n")
+    with pytest.raises(CurveFileError, match="not UTF-8"):
+        read(path)

@@ -1,0 +1,67 @@
+"""manage.py fit_curve: JSON interface, human output, clear errors."""
+
+import json
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from analysis.sigmoids import Sigmoid
+
+JSON_KEYS = {"threshold", "threshold_ci_95", "width", "guess", "lapse", "deviance", "n_trials"}
+
+
+def _write_trials(path, m=30.0, w=20.0, seed=0):
+    rng = np.random.default_rng(seed)
+    s = Sigmoid("logistic")
+    lines = ["level,response"]
+    for level in np.linspace(10, 50, 5):
+        for _ in range(40):
+            lines.append(f"{level},{int(rng.random() < 0.02 + 0.96 * s(level, m, w))}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _run(*args):
+    from io import StringIO
+
+    out = StringIO()
+    call_command("fit_curve", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_json_output_has_the_interface_keys(tmp_path):
+    path = tmp_path / "trials.csv"
+    _write_trials(path)
+    doc = json.loads(_run(str(path), "--json"))
+    assert JSON_KEYS <= doc.keys()
+    lo, hi = doc["threshold_ci_95"]
+    assert lo < doc["threshold"] < hi
+    assert 20 < doc["threshold"] < 40
+    assert doc["n_trials"] == 200
+
+
+def test_options_reach_the_fit(tmp_path):
+    path = tmp_path / "agg.csv"
+    path.write_text("level,n_positive,n_total\n5,22,40\n10,25,40\n20,31,40\n40,37,40\n80,39,40\n")
+    doc = json.loads(_run(str(path), "--sigmoid", "weibull", "--experiment", "2AFC", "--json"))
+    assert doc["guess"] == 0.5
+    assert doc["log_axis"] is True and doc["sigmoid"] == "weibull"
+
+
+def test_human_output_names_threshold_and_interval(tmp_path):
+    path = tmp_path / "trials.csv"
+    _write_trials(path)
+    text = _run(str(path), "--log-axis")
+    assert "threshold" in text and "95 % CI" in text and "log axis" in text
+
+
+def test_malformed_csv_is_a_command_error_naming_row_and_column(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("level,n_positive,n_total\n1,1,2\n2,1,x\n")
+    with pytest.raises(CommandError, match="row 3, column n_total"):
+        _run(str(path))
+
+
+def test_missing_file_is_a_command_error(tmp_path):
+    with pytest.raises(CommandError, match="no such file"):
+        _run(str(tmp_path / "nope.csv"))

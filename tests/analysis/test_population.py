@@ -1,0 +1,84 @@
+"""Population acceptability: quantile of the threshold distribution vs the mean of individual thresholds."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.population import fit_by_condition, fit_by_participant, fit_population, shift_phrase
+from analysis.psychometric import FitOptions
+from analysis.sigmoids import Sigmoid
+
+OPTS = FitOptions(lapse=0.0, guess=0.0)
+
+
+def _population(rng, mu, sd, people=30, levels=np.linspace(5, 65, 7), n=10, condition="plain", falling=False):
+    s = Sigmoid("logistic")
+    rows = []
+    for p in range(people):
+        m = rng.normal(mu, sd)
+        for level in levels:
+            pr = s(-level, -m, 10.0) if falling else s(level, m, 10.0)
+            rows.append((condition, f"{condition}-{p}", level, int(rng.binomial(n, pr)), n))
+    return pd.DataFrame(rows, columns=["condition", "participant", "level", "n_positive", "n_total"])
+
+
+def test_recovers_the_75_percent_point_of_the_population():
+    df = _population(np.random.default_rng(0), mu=35.0, sd=8.0, people=40)
+    r = fit_population(df, OPTS, individual=False)
+    truth = 35.0 + 0.6745 * 8.0
+    lo, hi = r.quantile_ci_95
+    assert lo < truth < hi
+    assert r.sigma == pytest.approx(8.0, rel=0.35)
+    assert r.quantile_level > r.mu_level  # rising acceptability: 75 % of people accept above the median
+
+
+def test_quantile_differs_from_the_mean_of_individual_thresholds_when_people_differ():
+    df = _population(np.random.default_rng(1), mu=30.0, sd=10.0, people=12)
+    r = fit_population(df, OPTS)
+    assert r.mean_individual_threshold == pytest.approx(r.mu_level, abs=5.0)
+    assert r.quantile_level - r.mean_individual_threshold > 3.0
+
+
+def test_falling_curves_put_the_75_percent_point_below_the_median():
+    df = _population(np.random.default_rng(2), mu=40.0, sd=8.0, people=30, falling=True)
+    r = fit_population(df, FitOptions(lapse=0.0, guess=0.0, decreasing=True), individual=False)
+    assert r.quantile_level < r.mu_level
+    assert r.quantile_level == pytest.approx(40.0 - 0.6745 * 8.0, abs=4.0)
+
+
+def test_trial_rows_and_block_rows_give_the_same_fit():
+    blocks = _population(np.random.default_rng(3), mu=30.0, sd=6.0, people=8)
+    trials = []
+    for row in blocks.itertuples():
+        trials += [(row.participant, row.level, 1)] * row.n_positive
+        trials += [(row.participant, row.level, 0)] * (row.n_total - row.n_positive)
+    trials = pd.DataFrame(trials, columns=["participant", "level", "response"])
+    a = fit_population(blocks, OPTS, individual=False)
+    b = fit_population(trials, OPTS, individual=False)
+    assert a.quantile_level == pytest.approx(b.quantile_level, rel=1e-4)
+
+
+def test_per_condition_table_and_sentence():
+    rng = np.random.default_rng(4)
+    df = pd.concat([_population(rng, 40.0, 5.0, people=15, condition="plain"),
+                    _population(rng, 25.0, 5.0, people=15, condition="smooth")])
+    table = fit_by_condition(df, OPTS, individual=False)
+    assert list(table["condition"]) == ["plain", "smooth"]
+    plain, smooth = table.set_index("condition").loc[["plain", "smooth"], "population_q"]
+    assert smooth < plain
+    text = shift_phrase(table, "plain", "smooth")
+    assert text.startswith("condition smooth moves the 75 % point from ")
+    assert f"{plain:.3g} to {smooth:.3g} tokens/s" in text
+
+
+def test_per_participant_table_has_one_row_each():
+    df = _population(np.random.default_rng(5), 30.0, 5.0, people=3)
+    table = fit_by_participant(df, OPTS)
+    assert len(table) == 3
+    assert (table["ci_low"] < table["threshold"]).all() and (table["threshold"] < table["ci_high"]).all()
+
+
+def test_needs_two_participants():
+    df = _population(np.random.default_rng(6), 30.0, 5.0, people=1)
+    with pytest.raises(ValueError, match="two participants"):
+        fit_population(df, OPTS)

@@ -1,0 +1,160 @@
+"""Psychometric fits: sigmoid parameterisation, recovery on hand-checkable data, intervals, psignifit agreement."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from analysis.psychometric import FitOptions, aggregate, fit, simulate
+from analysis.sigmoids import Sigmoid, psi
+
+FAMILIES = ["logistic", "norm", "gumbel", "weibull"]
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_width_is_the_5_to_95_percent_rise_and_m_the_midpoint(name):
+    s = Sigmoid(name)
+    m, w = 3.0, 2.0
+    assert s(m, m, w) == pytest.approx(0.5)
+    assert s.inverse(0.95, m, w) - s.inverse(0.05, m, w) == pytest.approx(w)
+    assert s(s.inverse(0.3, m, w), m, w) == pytest.approx(0.3)
+
+
+def test_threshold_marks_the_chosen_proportion_of_the_rise():
+    s = Sigmoid("norm", pc=0.75)
+    assert s(1.0, 1.0, 4.0) == pytest.approx(0.75)
+
+
+def test_psi_runs_from_guess_to_one_minus_lapse():
+    s = Sigmoid("logistic")
+    assert psi(s, -1e6, 0.0, 1.0, guess=0.5, lapse=0.03) == pytest.approx(0.5)
+    assert psi(s, 1e6, 0.0, 1.0, guess=0.5, lapse=0.03) == pytest.approx(0.97)
+
+
+def _exact(levels, n, m, w, name="logistic", guess=0.0, lapse=0.0):
+    """Blocks whose proportions follow ψ as closely as integer counts allow."""
+    z = np.log(levels) if name == "weibull" else np.asarray(levels, float)
+    p = psi(Sigmoid(name), z, m, w, guess, lapse)
+    return aggregate(levels, np.round(n * p), np.full(len(levels), n))
+
+
+@pytest.mark.parametrize("name", ["logistic", "norm", "gumbel"])
+def test_yes_no_fit_recovers_threshold_and_width_from_exact_proportions(name):
+    levels = np.linspace(10, 70, 9)
+    r = fit(_exact(levels, 2000, 40.0, 30.0, name, guess=0.02, lapse=0.02), FitOptions(sigmoid=name))
+    assert r.threshold == pytest.approx(40.0, abs=0.6)
+    assert r.width == pytest.approx(30.0, rel=0.08)
+    assert r.threshold_ci_95[0] < 40.0 < r.threshold_ci_95[1]
+    assert r.threshold_ci_95[1] - r.threshold_ci_95[0] < 5.0
+
+
+def test_weibull_fits_on_log_levels_and_reports_threshold_in_levels():
+    levels = np.geomspace(5, 80, 7)
+    r = fit(_exact(levels, 2000, math.log(20.0), 1.5, "weibull", guess=0.5), FitOptions("weibull", "2AFC"))
+    assert r.threshold == pytest.approx(20.0, rel=0.03)
+    assert r.to_dict()["log_axis"] is True
+    same = fit(_exact(levels, 2000, math.log(20.0), 1.5, "weibull", guess=0.5),
+               FitOptions("gumbel", "2AFC", log_axis=True))
+    assert same.threshold == pytest.approx(r.threshold, rel=1e-6)
+
+
+def test_2afc_holds_guess_at_one_half():
+    levels = np.linspace(1, 9, 6)
+    r = fit(_exact(levels, 100, 5.0, 4.0, guess=0.5), FitOptions(experiment="2AFC"))
+    assert r.guess == 0.5
+
+
+def test_fixed_lapse_is_kept():
+    levels = np.linspace(1, 9, 6)
+    r = fit(_exact(levels, 100, 5.0, 4.0, lapse=0.1), FitOptions(lapse=0.1))
+    assert r.lapse == pytest.approx(0.1)
+
+
+def test_threshold_at_75_percent_of_psi_in_2afc_is_the_core_midpoint():
+    levels = np.linspace(1, 9, 7)
+    r = fit(_exact(levels, 3000, 5.0, 4.0, guess=0.5), FitOptions(experiment="2AFC", lapse=0.0))
+    point, (lo, hi) = r.threshold_at(0.75)
+    assert point == pytest.approx(r.threshold, abs=1e-6)
+    assert lo < point < hi
+
+
+def test_threshold_at_other_proportions_gets_its_own_interval():
+    levels = np.linspace(10, 70, 7)
+    r = fit(_exact(levels, 200, 40.0, 30.0, guess=0.02, lapse=0.02))
+    p90, (lo90, hi90) = r.threshold_at(0.9)
+    expected = Sigmoid("logistic").inverse((0.9 - r.guess) / (1 - r.guess - r.lapse), r.map_params["m"], r.width)
+    assert p90 == pytest.approx(float(expected))
+    assert lo90 < p90 < hi90
+    assert p90 > r.threshold
+    # a level further along the rise is less certain than the midpoint
+    assert hi90 - lo90 > r.threshold_ci_95[1] - r.threshold_ci_95[0]
+
+
+def test_falling_curve_mirrors_the_rising_one():
+    levels = np.linspace(100, 1500, 8)  # TTFT in ms: acceptability falls
+    rising = _exact(levels, 300, 800.0, 600.0, guess=0.02, lapse=0.02)
+    falling = aggregate(levels[::-1], rising.n_positive, rising.n_total)
+    up = fit(rising)
+    down = fit(falling, FitOptions(decreasing=True))
+    assert down.threshold == pytest.approx(levels[0] + levels[-1] - up.threshold, abs=1.0)
+    assert down.psi([100.0])[0] > 0.9
+
+
+def test_deviance_flags_data_the_model_cannot_fit():
+    levels = np.linspace(1, 9, 7)
+    good = fit(simulate(np.random.default_rng(1), levels, 40, m=5.0, w=4.0), FitOptions(overdispersion=False))
+    zigzag = aggregate(levels, [0, 40, 0, 40, 0, 40, 40], [40] * 7)
+    bad = fit(zigzag, FitOptions(overdispersion=False))
+    assert bad.deviance > 50 > good.deviance
+    assert bad.deviance_p < 0.01 < good.deviance_p
+
+
+def test_overdispersed_data_widen_the_interval():
+    levels = np.linspace(1, 9, 7)
+    rng = np.random.default_rng(4)
+    data = simulate(rng, levels, 60, m=5.0, w=4.0, eta=0.3)
+    plain = fit(data, FitOptions(overdispersion=False))
+    od = fit(data)
+    assert od.eta > 0
+    width = lambda r: r.threshold_ci_95[1] - r.threshold_ci_95[0]  # noqa: E731
+    assert width(od) > width(plain)
+
+
+def test_bad_counts_are_refused():
+    with pytest.raises(ValueError, match="n_positive <= n_total"):
+        aggregate([1, 2], [3, 1], [2, 2])
+    with pytest.raises(ValueError, match="two distinct levels"):
+        fit(aggregate([1, 1], [1, 2], [5, 5]))
+
+
+def _psignifit(data, sigmoid, experiment, **kw):
+    import psignifit as ps
+
+    x = np.log(data.levels) if sigmoid == "weibull" else data.levels
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ps.psignifit(np.column_stack([x, data.n_positive, data.n_total]), sigmoid=sigmoid,
+                            experiment_type=experiment, verbose=False, **kw)
+
+
+@pytest.mark.parametrize(
+    ("sigmoid", "experiment", "levels", "m", "w", "guess", "fixed"),
+    [
+        ("norm", "2AFC", np.linspace(1, 9, 7), 5.0, 4.0, 0.5, {}),
+        ("weibull", "2AFC", np.geomspace(5, 80, 7), math.log(20.0), 2.0, 0.5, {}),
+        ("logistic", "yes/no", np.linspace(10, 70, 7), 40.0, 40.0, 0.05, {"gamma": 0.05}),
+    ],
+)
+def test_agrees_with_psignifit_on_the_same_data(sigmoid, experiment, levels, m, w, guess, fixed):
+    data = simulate(np.random.default_rng(7), levels, 40, m=m, w=w, sigmoid=sigmoid, guess=guess, lapse=0.02)
+    ref = _psignifit(data, sigmoid, experiment, fixed_parameters=fixed or None)
+    ours = fit(data, FitOptions(sigmoid=sigmoid, experiment=experiment, guess=fixed.get("gamma")))
+    lo, hi = ref.confidence_intervals["threshold"]["0.95"]
+    ref_thr = ref.parameter_estimate["threshold"]
+    ours_thr = math.log(ours.threshold) if sigmoid == "weibull" else ours.threshold
+    ours_lo, ours_hi = (math.log(v) if sigmoid == "weibull" else v for v in ours.threshold_ci_95)
+    assert abs(ours_thr - ref_thr) < 0.1 * (hi - lo)
+    assert abs(ours_lo - lo) < 0.15 * (hi - lo) and abs(ours_hi - hi) < 0.15 * (hi - lo)
+    wlo, whi = ref.confidence_intervals["width"]["0.95"]
+    assert abs(ours.width - ref.parameter_estimate["width"]) < 0.15 * (whi - wlo)
