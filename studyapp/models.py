@@ -78,6 +78,7 @@ class Session(models.Model):
     environment = models.JSONField(default=dict)
     flags = models.JSONField(default=list)
     excluded = models.BooleanField(default=False)
+    preview = models.BooleanField(default=False, help_text="a researcher's preview: never counted or analysed")
     started_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -157,3 +158,15 @@ class Decline(models.Model):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="declines")
     at = models.DateTimeField(auto_now_add=True)
+
+
+class TrialPlayback(models.Model):
+    """Which playbacks showed a trial (one per stream and showing; the last showing is the one answered)."""
+
+    trial = models.ForeignKey(Trial, on_delete=models.CASCADE, related_name="playbacks")
+    playback = models.OneToOneField("playback.Playback", on_delete=models.CASCADE, related_name="trial_link")
+    position = models.PositiveSmallIntegerField(help_text="0: first (or only) stream shown, 1: second")
+    showing = models.PositiveIntegerField(help_text="1 for the first showing, 2 after one interruption, ...")
+
+    class Meta:
+        ordering = ["trial", "showing", "position"]

@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from playback.models_delivery import Playback
 from playback.services_delivery import playback_create
-from studyapp import counterbalance, design, journey, responses
-from studyapp.models import Answer, Decline, PageVisit, Session, Study, Trial
+from studyapp import counterbalance, design, events, journey, responses
+from studyapp.models import Answer, Decline, PageVisit, Session, Study, Trial, TrialPlayback
 from studyapp.responses import ResponseError
 
 LIVE_STATES = (Session.State.ACTIVE,)
@@ -147,6 +147,7 @@ def session_enter(*, study: Study, panel: dict[str, str], language: str = "en") 
                 group=group, seed=seed, language=language, plan={"steps": plan.steps, "row": row,
                                                                   "version": study.version})
             _create_trials(session, plan)
+            events.study_changed(study.pk)
     except IntegrityError:
         if pid:  # the same panel id entered twice at once: the other request created it
             return Session.objects.get(study=study, panel_pid=pid), False
@@ -196,8 +197,10 @@ def trial_show(*, session: Session, trial: Trial) -> list[Playback]:
         t.shown_at = t.shown_at or now
         t.save(update_fields=["plays", "interruptions", "shown_at"])
     playbacks = []
-    for spec, stream in stimuli.trial_streams(session.study, t):
-        playbacks.append(playback_create(stream=stream, mode=spec.delivery, config=spec.render_config()))
+    for position, (spec, stream) in enumerate(stimuli.trial_streams(session.study, t)):
+        playback = playback_create(stream=stream, mode=spec.delivery, config=spec.render_config())
+        TrialPlayback.objects.create(trial=t, playback=playback, position=position, showing=t.plays)
+        playbacks.append(playback)
     return playbacks
 
 
@@ -230,6 +233,7 @@ def session_submit(*, session_token: str, client_id: str, step: Any, payload: di
             result = _apply(session, current, client_id, payload)
         except ResponseError as exc:
             raise SubmitRefused("invalid", str(exc), session.step) from None
+        events.study_changed(session.study_id)
         if result.state == Session.State.DECLINED:
             return result
         PageVisit.objects.filter(session=session, step=result.step, left_at__isnull=True).update(
@@ -320,6 +324,7 @@ def session_withdraw(*, session: Session) -> Session:
         s.excluded = True
         _finish(s, Session.State.WITHDRAWN)
         s.save()
+        events.study_changed(s.study_id)
     return s
 
 
@@ -330,7 +335,10 @@ def sessions_expire(*, now=None) -> int:
     for study in Study.objects.filter(sessions__state=Session.State.ACTIVE).distinct():
         limit = (study.spec.get("limits") or {}).get("time_limit_min")
         if limit:
-            n += Session.objects.filter(study=study, state=Session.State.ACTIVE,
-                                        started_at__lt=now - timedelta(minutes=limit)).update(
+            expired = Session.objects.filter(study=study, state=Session.State.ACTIVE,
+                                             started_at__lt=now - timedelta(minutes=limit)).update(
                 state=Session.State.TIMED_OUT, finished_at=now)
+            if expired:
+                events.study_changed(study.pk)
+            n += expired
     return n

@@ -2,6 +2,7 @@
 
 The server decides where a participant is: every GET shows the current step, whatever the URL or history says.
 Submissions are JSON with the client's idempotency key; the acknowledgement is sent after the commit.
+Participant pages are never cached (``Cache-Control: no-store``): the back button fetches the current step again.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import translation
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from studyapp import selectors, services
+from studyapp import journey, selectors, services
 from studyapp.models import Session, Study
 
 log = logging.getLogger("studyapp")
@@ -47,6 +49,11 @@ def _language(request: HttpRequest, study: Study) -> str:
     return langs[0]
 
 
+def _study_title(study: Study, language: str) -> str:
+    return journey.localize(study.spec.get("title", study.title), language)
+
+
+@never_cache
 @require_GET
 def enter(request: HttpRequest, slug: str) -> HttpResponse:
     """The participant link: panel parameters in, a session (new or resumed) out."""
@@ -66,8 +73,9 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
         session, _created = services.session_enter(study=study, panel=panel, language=language)
     except services.StudyUnavailable as exc:
         with translation.override(language):
-            return render(request, "studyapp/unavailable.html", {"study": study, "reason": exc.reason,
-                                                                  "language": language}, status=200)
+            return render(request, "studyapp/unavailable.html",
+                          {"study": study, "study_title": _study_title(study, language), "reason": exc.reason,
+                           "language": language}, status=200)
     response = redirect("participant", token=session.token)
     response.set_cookie(COOKIE.format(study.pk), session.token, max_age=7 * 24 * 3600, httponly=True,
                         samesite="Lax")
@@ -77,13 +85,38 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
 def _end_context(session: Session) -> dict:
     recruitment = session.study.spec.get("recruitment") or {}
     link = recruitment.get(END_LINK.get(session.state, ""), {}) or {}
-    return {"end_text": selectors.study_text(session.study, END_TEXT.get(session.state, ""), session.language),
+    text_key = END_TEXT.get(session.state, "")
+    if session.state == Session.State.SCREENED_OUT and any(f.startswith("screened out: device") for f in session.flags):
+        if (session.study.spec.get("texts") or {}).get("refused_device"):
+            text_key = "refused_device"  # the study's own words for a device it does not allow
+    return {"end_text": selectors.study_text(session.study, text_key, session.language),
             "code": link.get("code", ""), "redirect_url": link.get("url", "")}
+
+
+def _form_context(view: dict) -> dict:
+    """What the template needs beyond the view to draw scales (Django templates have no ``range``)."""
+    ctx: dict = {}
+    items = []
+    for item in view.get("items", []):
+        extra = {"is_required": item.get("required", True)}
+        if item["type"] == "likert":
+            extra["points_list"] = list(range(1, int(item.get("points", 5)) + 1))
+        items.append(item | extra)
+    ctx["items"] = items
+    trial = view.get("trial") or {}
+    scale = trial.get("scale") or {}
+    if trial.get("type") == "rating" and scale.get("type", "likert") == "likert":
+        labels = scale.get("labels") or []
+        ctx["likert_points"] = [{"value": i, "label": labels[i - 1] if i <= len(labels) else ""}
+                                for i in range(1, int(scale.get("points", 5)) + 1)]
+    return ctx
 
 
 def _page_context(request: HttpRequest, session: Session) -> dict:
     view = selectors.step_view(session)
     ctx = {"session": session, "view": view, "view_json": view}
+    if session.state == Session.State.ACTIVE:
+        ctx.update(_form_context(view))
     if session.state != Session.State.ACTIVE:
         ctx.update(_end_context(session))
     elif view["kind"] == "trial":
@@ -95,6 +128,7 @@ def _page_context(request: HttpRequest, session: Session) -> dict:
     return ctx
 
 
+@never_cache
 @require_GET
 def participant(request: HttpRequest, token: str) -> HttpResponse:
     session = services.session_touch(session=_session_or_404(token))
@@ -103,6 +137,7 @@ def participant(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "studyapp/participant.html", ctx)
 
 
+@never_cache
 @require_GET
 def step_json(request: HttpRequest, token: str) -> JsonResponse:
     """The current step as JSON (bots and scripts use it; showing a trial here creates its playbacks too)."""
@@ -147,6 +182,7 @@ def withdraw(request: HttpRequest, token: str) -> HttpResponse:
     return redirect("participant", token=session.token)
 
 
+@never_cache
 @require_GET
 def declined(request: HttpRequest, slug: str) -> HttpResponse:
     study = selectors.study_by_slug(slug)
@@ -155,4 +191,5 @@ def declined(request: HttpRequest, slug: str) -> HttpResponse:
     language = _language(request, study)
     with translation.override(language):
         return render(request, "studyapp/declined.html",
-                      {"study": study, "text": selectors.study_text(study, "decline", language)})
+                      {"study": study, "study_title": _study_title(study, language),
+                       "text": selectors.study_text(study, "decline", language)})
