@@ -74,6 +74,6 @@ def step_view(session: Session) -> dict[str, Any]:
 
 
 def study_counts(study: Study) -> dict[str, int]:
-    counts = dict(Session.objects.filter(study=study).values_list("state").annotate(n=Count("id")))
+    counts = dict(Session.objects.filter(study=study, preview=False).values_list("state").annotate(n=Count("id")))
     counts["declined"] = study.declines.count()
     return {state: counts.get(state, 0) for state in [*Session.State.values]} | {"declined": counts["declined"]}

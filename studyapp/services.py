@@ -96,8 +96,27 @@ def study_set_state(*, study: Study, state: str) -> Study:
 # --- entering ------------------------------------------------------------------------------------------------
 
 
+def _preview_session(study: Study, language: str) -> Session:
+    language = language if language in study.spec.get("languages", ["en"]) else study.spec["languages"][0]
+    group = design.groups(study.spec)[0].id
+    seed = secrets.randbits(62)
+    plan = journey.build_plan(study.spec, seed=seed, group=group, row=0, language=language)
+    with transaction.atomic():
+        session = Session.objects.create(study=study, token=secrets.token_urlsafe(32), group=group, seed=seed,
+                                         language=language, preview=True, excluded=True,
+                                         plan={"steps": plan.steps, "row": 0, "version": study.version})
+        _create_trials(session, plan)
+    return session
+
+
+def session_preview_discard(*, session: Session) -> None:
+    """Delete a preview session and everything it recorded (previews record no data)."""
+    if session.preview:
+        session.delete()
+
+
 def _group_counts(study: Study) -> tuple[dict[str, int], dict[str, int]]:
-    rows = (Session.objects.filter(study=study).values("group")
+    rows = (Session.objects.filter(study=study, preview=False).values("group")
             .annotate(done=Count("id", filter=Q(state=Session.State.COMPLETED)),
                       live=Count("id", filter=Q(state__in=LIVE_STATES))))
     return {r["group"]: r["done"] for r in rows}, {r["group"]: r["live"] for r in rows}
@@ -112,9 +131,15 @@ def _create_trials(session: Session, plan: journey.Plan) -> None:
     ])
 
 
-def session_enter(*, study: Study, panel: dict[str, str], language: str = "en") -> tuple[Session, bool]:
+def session_enter(*, study: Study, panel: dict[str, str], language: str = "en",
+                  preview: bool = False) -> tuple[Session, bool]:
     """The session for this entry: the existing one for a returning panel id, else a new one in the least
-    filled group. Raises ``StudyUnavailable``. Returns (session, created)."""
+    filled group. Raises ``StudyUnavailable``. Returns (session, created).
+
+    A ``preview`` session (a researcher trying the study, in any state) is never counted, assigned to a quota
+    or analysed; ``session_preview_discard`` deletes it."""
+    if preview:
+        return _preview_session(study, language), True
     pid = (panel.get("participant") or "").strip()[:128] or None
     if pid:
         existing = Session.objects.filter(study=study, panel_pid=pid).first()
