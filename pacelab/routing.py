@@ -2,10 +2,12 @@
 
 from django.urls import path
 
+from dashboard.consumers import DashboardConsumer
 from playback.consumers import ClockConsumer
 from playback.playback_consumer import PlaybackConsumer
 
 websocket_urlpatterns = [
     path("ws/clock/", ClockConsumer.as_asgi()),
     path("ws/playback/", PlaybackConsumer.as_asgi()),
+    path("ws/dashboard/<slug:slug>/", DashboardConsumer.as_asgi()),
 ]

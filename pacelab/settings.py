@@ -12,6 +12,7 @@ a key generated once into ``var/secret_key``.
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -61,6 +62,8 @@ INSTALLED_APPS = [
     "playback",
     "studyapp",
     "analysis",
+    "axes",
+    "dashboard",
 ]
 
 MIDDLEWARE = [
@@ -72,6 +75,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a locked-out login (django-axes) into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "pacelab.urls"
@@ -99,9 +104,10 @@ DATABASES = {
     )
 }
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-if PRODUCTION or DATABASES["default"]["ENGINE"].endswith("postgresql"):
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-else:
+# Persistent connections (with health checks): a websocket message's database call must not pay for a new
+# connection each time (Channels closes connections older than CONN_MAX_AGE around every call).
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # SQLite: wait for the writer instead of failing with "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -111,7 +117,10 @@ if REDIS_URL:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": [REDIS_URL],
+                # redis-py 8 reads with a 5 s socket timeout by default, the same as channels_redis's 5 s
+                # BZPOPMIN: an idle consumer's receive then fails with TimeoutError and the socket closes with
+                # 1011 (redis-py #4091). The read timeout must exceed the blocking pop's.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
                 # Only notifications travel here (the database is the record): a small capacity and a short
                 # expiry keep a slow consumer from hoarding memory; see docs/deploy.md.
                 "capacity": env.int("CHANNEL_CAPACITY", default=200),
@@ -142,6 +151,16 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Login throttling (django-axes 8): the axes backend comes first and refuses a locked-out username+IP pair
+# before any password is checked; it needs the request, which Django's login views pass.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # one guesser cannot lock a researcher out everywhere
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "dashboard/locked_out.html"
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"

@@ -14,6 +14,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("streams/", include("playback.urls")),
     path("playground/", include("playback.urls_playground")),
+    path("dashboard/", include("dashboard.urls")),
     path("admin/", admin.site.urls),
     path("", include("studyapp.urls")),
 ]

@@ -107,14 +107,18 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=protocol.end_msg(reason="complete", frames=len(self.frames),
                                                        sent=len(self.frames)))
             return
-        await database_sync_to_async(services.playback_started)(playback=self.playback)
+        # Frame messages are encoded once, here; each send only appends its send time.
+        self.heads = [protocol.frame_head(f) for f in self.frames]
         self.result = pacer.PaceResult()
         self.task = pacer.start_pacing(
             self.frames, self._send_frame, is_open=lambda: not self.closed,
             pacer=self.playback.config.get("pacer", "absolute"), result=self.result, on_done=self._live_done)
+        # Recorded once pacing runs, so the write never delays the first frame's deadline.
+        await database_sync_to_async(services.playback_started)(playback=self.playback)
 
     async def _send_frame(self, frame: protocol.Frame, late_ms: float) -> None:
-        await self.send(text_data=protocol.frame_msg(frame, sent_ms=server_ms(), late_ms=late_ms))
+        head = self.heads[frame.seq]
+        await self.send(text_data=head + protocol.frame_tail(sent_ms=server_ms(), late_ms=late_ms))
 
     async def _live_done(self, result: pacer.PaceResult) -> None:
         if self.closed or result.reason != "complete":

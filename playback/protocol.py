@@ -294,9 +294,19 @@ def schedule_msg(frames: list[Frame], *, t_server: float) -> str:
 
 
 def frame_msg(frame: Frame, *, sent_ms: float, late_ms: float) -> str:
+    return frame_head(frame) + frame_tail(sent_ms=sent_ms, late_ms=late_ms)
+
+
+def frame_head(frame: Frame) -> str:
+    """The part of a ``frame`` message known before it is sent (encoded once per trial, not per send)."""
     obj = frame.to_obj()
-    obj.update(type="frame", sent_ms=sent_ms, late_ms=round(late_ms, 3))
-    return _dump(obj)
+    obj["type"] = "frame"
+    return _dump(obj)[:-1]
+
+
+def frame_tail(*, sent_ms: float, late_ms: float) -> str:
+    """The send-time fields that complete ``frame_head`` into a ``frame`` message."""
+    return f',"sent_ms":{float(sent_ms)!r},"late_ms":{round(float(late_ms), 3)!r}}}'
 
 
 def end_msg(*, reason: str, frames: int, sent: int) -> str:

@@ -197,8 +197,8 @@ def perceived_speed(p: Perceived, afc_ttft: float) -> float:
 # --- instructions in the question text ------------------------------------------------------------------------
 
 _INSTRUCTION = re.compile(
-    r"(?:choose|select|pick|click|press|tap|answer|respond(?:\s+with)?|选择|选|点击|回答)\s*[:：]?\s*"
-    r"[\"'“‘「(（]?\s*(\d+|yes|no|first|second|[ab]\b|是|否|第一个|第二个)",
+    r"(?:choose|select|pick|click|press|tap|answer|respond(?:\s+with)?|选择|选|点击|回答)\s*[:：]?\s*(?:the\s+)?"
+    r"(?:[\"'“‘「(（]\s*([ab])\s*[\"'”’」)）]|[\"'“‘「(（]?\s*(\d+\b|yes\b|no\b|first\b|second\b|是|否|第一个|第二个))",
     re.IGNORECASE,
 )
 _WORDS = {"yes": "yes", "是": "yes", "no": "no", "否": "no", "first": "a", "第一个": "a", "a": "a",
@@ -213,7 +213,7 @@ def instruction(question: Any, trial_type: str, scale: Mapping[str, Any] | None 
     match = _INSTRUCTION.search(question)
     if match is None:
         return None
-    word = match.group(1).lower()
+    word = (match.group(1) or match.group(2)).lower()
     if trial_type == "rating":
         if not word.isdigit():
             return None

@@ -109,7 +109,7 @@ class BotResult:
     refused: int = 0  # 409s (stale step): the bot asked the server again
     replays: int = 0  # trials started again after a websocket failure
     sent: set[str] = field(default_factory=set)  # client_ids submitted
-    acked: dict[str, bool] = field(default_factory=dict)  # client_id -> acknowledged as new at least once
+    acked: dict[str, int] = field(default_factory=dict)  # client_id -> how often acknowledged as new (stored)
     duplicate_acks: int = 0
     step_ms: list[float] = field(default_factory=list)
     submit_ms: list[float] = field(default_factory=list)
@@ -201,7 +201,7 @@ class Participant:
             if data.get("ack") != body["client_id"]:
                 raise BotError(f"submit: acknowledged {data.get('ack')!r}, not {body['client_id']!r}")
             cid = body["client_id"]
-            self.result.acked[cid] = self.result.acked.get(cid, False) or not data["duplicate"]
+            self.result.acked[cid] = self.result.acked.get(cid, 0) + (not data["duplicate"])
             self.result.duplicate_acks += bool(data["duplicate"])
         return response.status_code, data
 
@@ -389,8 +389,9 @@ def summary(config: RunConfig, results: list[BotResult], wall_s: float, *, truth
         "completed": states.get("completed", 0),
         "responses_sent": sum(len(r.sent) for r in results),
         "responses_acked": acked,
-        "responses_stored": sum(1 for r in results for new in r.acked.values() if new),
-        "duplicates": sum(r.duplicate_acks for r in results),
+        "responses_stored": acked,  # an acknowledged answer is stored
+        "duplicates": sum(max(0, new - 1) for r in results for new in r.acked.values()),  # stored twice
+        "duplicate_acks": sum(r.duplicate_acks for r in results),
         "resent": sum(r.resent for r in results),
         "submit_requests": sum(r.posts for r in results),
         "retries": sum(r.retries for r in results),

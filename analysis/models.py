@@ -1,0 +1,70 @@
+"""Analysis runs: one row per analysis of a study's data, a small state machine so a redelivered task runs once.
+
+A run is keyed by the study's *data version* (a hash of what the analysis reads), so asking again for data that
+did not change returns the stored run. ``lease`` names the attempt that currently owns a running run: a task
+redelivered after a worker died takes the lease over, and only the lease holder may store results, so a run's
+results and files are stored exactly once. Files live under ``settings.VAR_DIR/analysis/<run id>/``.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+
+class AnalysisRun(models.Model):
+    class State(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
+
+    FINISHED = (State.DONE, State.FAILED, State.CANCELLED)
+
+    study = models.ForeignKey("studyapp.Study", on_delete=models.CASCADE, related_name="analysis_runs")
+    data_version = models.CharField(max_length=64, db_index=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    stage = models.CharField(max_length=32, blank=True)
+    percent = models.FloatField(default=0.0)
+    cancel_requested = models.BooleanField(default=False)
+    lease = models.CharField(max_length=32, blank=True, help_text="the attempt that owns a running run")
+    attempts = models.PositiveIntegerField(default=0)
+    results = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "data_version"], condition=Q(state__in=["queued", "running"]),
+                name="analysis_one_active_run_per_data_version",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"analysis run {self.pk} of {self.study_id} ({self.state})"
+
+    @property
+    def finished(self) -> bool:
+        return self.state in self.FINISHED
+
+
+class AnalysisFile(models.Model):
+    """A file a finished run produced (figure, report, table), relative to the run's directory."""
+
+    run = models.ForeignKey(AnalysisRun, on_delete=models.CASCADE, related_name="files")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, help_text="report, figure, table or methods")
+    size = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["run", "name"]
+        constraints = [models.UniqueConstraint(fields=["run", "name"], name="analysis_file_once_per_run")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}/{self.name}"

@@ -1,0 +1,170 @@
+"""Fifty bots run a trimmed demo study end to end through a real Daphne, PostgreSQL and websockets; the database
+then shows every answer stored exactly once and the design's counterbalancing kept."""
+
+import copy
+import json
+from collections import Counter, defaultdict
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from playback.models_delivery import PaintReport
+from studyapp import bot_models, bots, counterbalance, services, studyfile
+from studyapp.models import Answer, Session, Study, Trial
+
+pytestmark = pytest.mark.integration
+
+N_BOTS = 50
+MAX_REPEATS = 2
+
+
+def trimmed_demo() -> dict:
+    """The demo study made short (fewer levels, shorter texts, TTFT at most 1 s) with every feature kept:
+    between-subjects delivery groups with quotas, acceptability, rating, 2AFC with balanced orders,
+    an instructed item and a catch trial, a questionnaire, Latin-square block orders."""
+    doc = copy.deepcopy(studyfile.load_study(studyfile.demo_study_path()))
+    doc["id"] = "bots-trimmed-demo"
+    doc["stimuli"]["coffee"]["max_chars"] = 70
+    doc["stimuli"]["sleep"]["max_chars"] = 60
+    doc["stimuli"]["tea_zh"]["max_chars"] = 40
+    levels = {"rate": [10, 25, 60], "ttft": [300, 1000], "strategy": ["token", "word"], "indicator": ["none", "dots"]}
+    for factor in doc["factors"]:
+        if factor["name"] in levels:
+            factor["levels"] = levels[factor["name"]]
+    doc["blocks"][0]["trials"] = [{"label": "slow", "rate": 12, "ttft_ms": 800},
+                                  {"label": "fast", "rate": 50, "ttft_ms": 300}]
+    doc["counterbalancing"]["max_repeats"] = MAX_REPEATS
+    cb = doc["counterbalancing"]
+    assert (cb["afc_order"], cb["block_order"]) == ("balanced", "latin_square")
+    assert studyfile.validate(doc) == []
+    return doc
+
+
+@pytest.fixture
+def study(transactional_db) -> Study:
+    owner = get_user_model().objects.create_user("bots-owner", password="x" * 12)
+    study, _ = services.study_load(doc=trimmed_demo(), owner=owner)
+    return services.study_set_state(study=study, state="open")
+
+
+def _block_order(trials: list[Trial]) -> tuple[str, ...]:
+    seen: list[str] = []
+    for t in trials:
+        if not t.practice and t.block not in seen:
+            seen.append(t.block)
+    return tuple(seen)
+
+
+def test_fifty_bots_complete_the_study_and_every_answer_is_stored_once(daphne_server, study):
+    population = bot_models.Population(attentive=0.85)  # some bots miss the instructed item, on purpose
+    config = bots.RunConfig(url=daphne_server, study=study.slug, n=N_BOTS, concurrency=N_BOTS, seed=2024,
+                            population=population, duplicate_rate=0.1, timeout_s=90)
+    results, wall = bots.run_sync(config)
+    summary = bots.summary(config, results, wall)
+    assert summary["errors"] == 0, summary["error_messages"]
+
+    sessions = {s.panel_pid: s for s in Session.objects.filter(study=study)}
+    trials = defaultdict(list)
+    for t in Trial.objects.filter(session__study=study).order_by("session", "index"):
+        trials[t.session_id].append(t)
+    answers = list(Answer.objects.filter(session__study=study))
+    by_trial = {a.trial_id: a for a in answers if a.trial_id}
+    groups = Counter(s.group for s in sessions.values())
+    orders = Counter((s.group, _block_order(trials[s.pk])) for s in sessions.values())
+    counts = {
+        "bots": N_BOTS, "sessions": len(sessions), "states": dict(Counter(s.state for s in sessions.values())),
+        "answers": len(answers), "trial_answers": len(by_trial),
+        "trials": sum(len(v) for v in trials.values()), "responses_acked": summary["responses_acked"],
+        "submit_requests": summary["submit_requests"], "resent": summary["resent"],
+        "duplicate_acks": summary["duplicate_acks"], "retries": summary["retries"], "groups": dict(groups),
+        "block_orders": {f"{g} {'>'.join(o)}": n for (g, o), n in sorted(orders.items())},
+        "flagged": sum(1 for s in sessions.values() if s.flags), "paint_batches": PaintReport.objects.count(),
+        "wall_s": round(wall, 1),
+    }
+    print("\nbot run counts:", json.dumps(counts, indent=1))
+
+    # everyone finished; every step answered exactly once; nothing acknowledged was lost or doubled
+    assert set(sessions) == {r.pid for r in results}
+    assert counts["states"] == {"completed": N_BOTS}
+    for s in sessions.values():
+        assert s.plan["steps"][s.step]["kind"] == "complete"
+        assert sum(1 for a in answers if a.session_id == s.pk) == s.step  # one answer per step passed
+        assert all(t.status == Trial.Status.ANSWERED for t in trials[s.pk])
+    assert len(answers) == sum(s.step for s in sessions.values()) == summary["responses_acked"]
+    assert len(by_trial) == counts["trials"]  # exactly one answer per trial
+    stored_ids = Counter((a.session_id, a.client_id) for a in answers)
+    assert max(stored_ids.values()) == 1
+    acked = {(sessions[r.pid].pk, cid) for r in results for cid in r.acked}
+    assert acked == set(stored_ids)
+    # the deliberate resends were acknowledged as duplicates and not stored
+    assert summary["resent"] > 0 and summary["retries"] == 0
+    assert summary["duplicate_acks"] == summary["resent"]
+    assert summary["submit_requests"] == len(answers) + summary["resent"]
+    assert all(n == 1 for r in results for n in r.acked.values())
+    # every playback the bots painted was stored once
+    assert counts["paint_batches"] == summary["paint_batches"] == summary["trials"] + sum(
+        1 for r in results for rec in r.trials if len(rec.modes) == 2)
+
+    # between-subjects groups balanced, and the delivery the bots received is their group's
+    assert set(groups) == {"delivery=prefetch", "delivery=live"}
+    assert abs(groups["delivery=prefetch"] - groups["delivery=live"]) <= 1
+    for r in results:
+        s = sessions[r.pid]
+        mode = s.group.split("=")[1]
+        for rec in r.trials:
+            trial = next(t for t in trials[s.pk] if t.index == rec.index)
+            assert rec.modes == [x["delivery"] for x in trial.spec["stimuli"]]
+            if trial.block == "acceptability":
+                assert rec.modes == [mode]
+
+    # within each participant: 2AFC orders balanced per pair and overall; runs of a condition <= max_repeats
+    for s in sessions.values():
+        afc = [t for t in trials[s.pk] if t.block == "tokenizers" and not t.attention]
+        per_pair = defaultdict(Counter)
+        for t in afc:
+            per_pair[t.condition][t.spec["order"]] += 1
+        for c in per_pair.values():
+            assert abs(c["AB"] - c["BA"]) <= sum(c.values()) % 2
+        overall = Counter(t.spec["order"] for t in afc)
+        assert abs(overall["AB"] - overall["BA"]) <= 1
+        for block in ("acceptability", "ratings", "tokenizers"):
+            keys = [t.condition for t in trials[s.pk] if t.block == block and not t.attention]
+            assert 0 < counterbalance.max_run_length(keys) <= MAX_REPEATS
+
+    # Latin-square block orders: each group's rows are its arrival indices, and the six orders are spread
+    main = ["acceptability", "ratings", "tokenizers"]
+    for g, n in groups.items():
+        members = [s for s in sessions.values() if s.group == g]
+        assert sorted(s.plan["row"] for s in members) == list(range(n))
+        for s in members:
+            expected = tuple(main[i] for i in counterbalance.latin_square_order(3, s.plan["row"]))
+            assert _block_order(trials[s.pk]) == expected
+        per_order = Counter(_block_order(trials[s.pk]) for s in members)
+        assert len(per_order) == 6 and max(per_order.values()) - min(per_order.values()) <= 1
+
+    # attention: the server's verdicts agree with what each bot knows it did; failing flags, never screens out
+    known_failures = 0
+    for r in results:
+        s = sessions[r.pid]
+        by_index = {t.index: t for t in trials[s.pk]}
+        failed = False
+        for rec in r.trials:
+            t = by_index[rec.index]
+            if not t.attention:
+                continue
+            verdict = by_trial[t.pk].value["attention_passed"]
+            knows = rec.followed if t.spec["attention_check"] == "instructed-rating" else rec.chose_faster
+            assert verdict is knows, (r.pid, t.spec["attention_check"], rec)
+            failed |= not verdict
+        known_failures += failed
+        assert bool(s.flags) is failed
+    assert 0 < known_failures < N_BOTS
+    assert counts["flagged"] == known_failures
+
+    # the answers carry the model: fast streams are accepted more often than slow ones
+    yes = defaultdict(list)
+    for r in results:
+        for rec in r.trials:
+            if rec.type == "acceptability" and rec.tokens_per_s[0] is not None:
+                yes[rec.tokens_per_s[0] > 40].append(rec.response == "yes")
+    assert sum(yes[True]) / len(yes[True]) > sum(yes[False]) / len(yes[False])
