@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 
 from channels.db import database_sync_to_async
@@ -23,6 +24,7 @@ from dashboard import access, selectors
 from studyapp.events import study_group
 from studyapp.models import Study
 
+log = logging.getLogger("dashboard")
 MIN_INTERVAL_S = 0.25  # at most ~4 snapshots per second per socket
 REFUSED = 4404
 
@@ -85,7 +87,11 @@ class DashboardConsumer(AsyncWebsocketConsumer):
             if wait > 0:
                 await asyncio.sleep(wait)
             self.dirty = False
-            snapshot = await database_sync_to_async(_snapshot)(self.scope.get("user"), self.slug)
+            try:
+                snapshot = await database_sync_to_async(_snapshot)(self.scope.get("user"), self.slug)
+            except Exception as exc:  # noqa: BLE001 - the database may be restarting: the next refresh retries
+                log.warning("dashboard snapshot of %s failed: %s", self.slug, exc)
+                return
             if self.group is None:
                 return
             if snapshot is None:

@@ -1,0 +1,686 @@
+"""The analysis pipeline: every stage over a study's tidy trial frame, as one JSON-ready results dict.
+
+Pure orchestration (no Django): the cores in ``analysis/`` do the statistics; this module picks the data each
+stage needs from the tidy frame (``analysis.selectors.study_frame``, columns in docs/data.md), runs the stages in
+order and reports progress through ``progress(stage, percent)``, checking ``cancelled()`` between steps so a
+cancel takes effect within one fit. A stage that cannot run on the data (too few levels, one participant) leaves
+a warning and the others still run: a report with a gap is more useful than no report.
+
+Stages: exclusions → psychometric (yes/no, per condition and pooled) → population acceptability → ratings
+(MOS, subject model, mixed model) → pairwise (2AFC: preference shares, PSE/JND, Thurstone/BT scales) →
+predictors (which stream metric predicts the answers) → fidelity (painted − scheduled, per strategy and device).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+PIPELINE_VERSION = 1
+STAGES: tuple[tuple[str, float], ...] = (
+    ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
+    ("predictors", 10), ("fidelity", 8),
+)
+YES_NO = {"acceptability", "yesno", "yes/no"}
+RATING = {"rating"}
+AFC = {"afc", "2afc"}
+# parameters whose larger values make a stream slower: their acceptability curves fall with the level
+FALLING = {"ttft_ms", "ttft", "stall_ms", "stall_rate_per_s", "jitter_cv", "stall_total_ms", "e2e_ms", "itl_cv"}
+UNITS = {"rate": "tokens/s", "tokens_per_s": "tokens/s", "chars_per_s": "chars/s", "ttft_ms": "ms", "ttft": "ms",
+         "stall_ms": "ms"}
+MAX_FLAGGED = 200
+MAX_VALUES = 5000
+
+Progress = Callable[[str, float], None]
+
+
+class Cancelled(Exception):
+    """The run was cancelled between two steps."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """Choices the methods paragraph reports; ``fast`` tests use small bootstrap counts."""
+
+    sigmoid: str = "logistic"
+    quantile: float = 0.75
+    ci: float = 0.95
+    lapse_max: float = 0.2
+    guess_max: float = 0.2
+    deviance_samples: int = 200
+    n_boot: int = 1000
+    individual_max: int = 30  # participants per condition up to which individual fits are added (0.3 s each)
+    fidelity_bound_ms: float = 33.4
+    seed: int = 0
+
+
+# --- progress and cancel ---------------------------------------------------------------------------------------
+
+
+class _Tracker:
+    """Maps (stage, fraction of the stage) to an overall percent, and raises ``Cancelled`` when asked to stop."""
+
+    def __init__(self, progress: Progress | None, cancelled: Callable[[], bool] | None):
+        self._progress = progress
+        self._cancelled = cancelled
+        total = sum(w for _, w in STAGES)
+        start = 0.0
+        self._span: dict[str, tuple[float, float]] = {}
+        for name, weight in STAGES:
+            self._span[name] = (100 * start / total, 100 * weight / total)
+            start += weight
+
+    def at(self, stage: str, fraction: float = 0.0) -> None:
+        if self._cancelled is not None and self._cancelled():
+            raise Cancelled(stage)
+        if self._progress is not None:
+            start, width = self._span[stage]
+            self._progress(stage, round(start + width * min(max(fraction, 0.0), 1.0), 1))
+
+    def done(self) -> None:
+        if self._progress is not None:
+            self._progress("done", 100.0)
+
+
+# --- JSON ------------------------------------------------------------------------------------------------------
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON values: NaN and ±inf become None, numpy scalars Python numbers, frames lists of records."""
+    if isinstance(value, pd.DataFrame):
+        return [jsonable(r) for r in value.to_dict("records")]
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray | pd.Series):
+        return [jsonable(v) for v in list(value)]
+    if isinstance(value, np.bool_ | bool):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        return v if math.isfinite(v) else None
+    if value is None or isinstance(value, int | str):
+        return value
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return str(value)
+
+
+# --- preparing the frame ---------------------------------------------------------------------------------------
+
+
+def _bool_col(df: pd.DataFrame, *names: str) -> pd.Series:
+    """A flag column as plain bools (missing → False); a text column (``attention_check``) is set when non-empty."""
+    for name in names:
+        if name in df.columns:
+            col = df[name]
+            if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
+                return col.fillna(False).astype(bool)
+            return col.fillna("").astype(str).str.len().gt(0) & ~col.astype(str).str.lower().isin(["false", "0"])
+    return pd.Series(False, index=df.index)
+
+
+def binary(value: Any) -> float:
+    """A yes/no answer as 1/0 (``yes``, ``true``, 1 → 1; ``no``, ``false``, 0 → 0); anything else NaN."""
+    if isinstance(value, bool | np.bool_):
+        return float(value)
+    if isinstance(value, int | float | np.integer | np.floating):
+        return float(value) if value in (0, 1) else math.nan
+    if isinstance(value, Mapping):
+        for key in ("accept", "response", "value"):
+            if key in value:
+                return binary(value[key])
+        return math.nan
+    text = str(value).strip().lower()
+    return {"yes": 1.0, "true": 1.0, "1": 1.0, "accept": 1.0, "no": 0.0, "false": 0.0, "0": 0.0}.get(text, math.nan)
+
+
+def _factor_cols(df: pd.DataFrame) -> list[str]:
+    return [c for c in df.columns if c.startswith("f_") and df[c].notna().any() and df[c].nunique(dropna=True) > 1]
+
+
+def _label(df: pd.DataFrame, cols: list[str]) -> pd.Series:
+    if not cols:
+        return pd.Series("all", index=df.index)
+    parts = [c[2:] + "=" + df[c].astype(str) for c in cols]
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + ", " + p
+    return out
+
+
+def condition_label(df: pd.DataFrame) -> pd.Series:
+    """A readable condition per row: the varying factors (``strategy=token, indicator=dots``) or the id."""
+    cols = _factor_cols(df)
+    if cols:
+        return _label(df, cols)
+    if "condition" in df.columns:
+        return df["condition"].astype(str).str.split(":", n=1).str[-1]
+    return pd.Series("all", index=df.index)
+
+
+def _numeric(s: pd.Series) -> pd.Series:
+    return pd.to_numeric(s, errors="coerce")
+
+
+def analysable(trials: pd.DataFrame) -> pd.DataFrame:
+    """Main, non-attention trials of included participants, answered."""
+    keep = ~_bool_col(trials, "excluded") & ~_bool_col(trials, "practice") & ~_bool_col(trials, "attention",
+                                                                                        "attention_check")
+    out = trials.loc[keep]
+    if "response_value" in out.columns:
+        out = out.loc[out["response_value"].notna()]
+    return out
+
+
+def _blocks(df: pd.DataFrame, types: set[str]) -> list[tuple[str, pd.DataFrame]]:
+    if "trial_type" not in df.columns:
+        return []
+    sel = df.loc[df["trial_type"].astype(str).str.lower().isin(types)]
+    if "block" not in sel.columns:
+        return [("all", sel)] if len(sel) else []
+    return [(str(b), g) for b, g in sel.groupby("block", sort=False)]
+
+
+def _block_spec(spec: Mapping | None, block: str) -> dict:
+    for b in (spec or {}).get("blocks") or []:
+        if str(b.get("id")) == block:
+            return dict(b)
+    return {}
+
+
+def _factor_sets(spec: Mapping | None) -> dict[str, str]:
+    return {str(f.get("name")): str(f.get("sets") or f.get("name")) for f in (spec or {}).get("factors") or []}
+
+
+# --- stages ----------------------------------------------------------------------------------------------------
+
+
+def _reasons(text: Any) -> list[str]:
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return []
+    return [r.strip() for r in re.split(r"[;,]", str(text)) if r.strip()]
+
+
+def stage_exclusions(trials: pd.DataFrame, participants: pd.DataFrame | None) -> dict:
+    """Who and what is left out, and why (nothing is deleted: the rules only mark)."""
+    people = participants if participants is not None and "participant" in participants.columns else None
+    if people is None:
+        cols = [c for c in ("participant", "excluded", "exclusion_reason") if c in trials.columns]
+        people = trials[cols].drop_duplicates("participant") if "participant" in cols else pd.DataFrame()
+    excluded = _bool_col(people, "excluded") if len(people) else pd.Series(dtype=bool)
+    by_reason: dict[str, int] = {}
+    listed = []
+    if len(people):
+        for _, row in people.loc[excluded].iterrows():
+            reasons = _reasons(row.get("exclusion_reason"))
+            for r in reasons or ["unspecified"]:
+                by_reason[r] = by_reason.get(r, 0) + 1
+            listed.append({"participant": str(row["participant"]), "reasons": reasons})
+    trial_excl = _bool_col(trials, "excluded")
+    practice = _bool_col(trials, "practice")
+    attention = _bool_col(trials, "attention", "attention_check")
+    return {
+        "participants_total": int(len(people)),
+        "participants_excluded": int(excluded.sum()) if len(people) else 0,
+        "participants_included": int(len(people) - (excluded.sum() if len(people) else 0)),
+        "by_reason": dict(sorted(by_reason.items())),
+        "excluded": listed,
+        "trials_total": int(len(trials)),
+        "trials_excluded": int(trial_excl.sum()),
+        "trials_practice": int(practice.sum()),
+        "trials_attention": int(attention.sum()),
+        "trials_analysed": int(len(analysable(trials))),
+    }
+
+
+def _level(block: pd.DataFrame, sets: Mapping[str, str]) -> tuple[pd.Series, str, list[str]] | None:
+    """The stimulus level of a yes/no block, its name, and the factor columns that define its conditions."""
+    factors = _factor_cols(block)
+    numeric = {c: _numeric(block[c]) for c in factors}
+    if "level" in block.columns and _numeric(block["level"]).nunique() >= 2:
+        level = _numeric(block["level"])
+        match = [c for c, v in numeric.items() if np.allclose(v.fillna(-1e300), level.fillna(-1e300))]
+        name = sets.get(match[0][2:], match[0][2:]) if match else "level"
+        return level, name, [c for c in factors if c not in match]
+    candidates = [(v.nunique(), c) for c, v in numeric.items() if v.notna().all() and v.nunique() >= 2]
+    if not candidates:
+        return None
+    _, col = max(candidates)
+    return numeric[col], sets.get(col[2:], col[2:]), [c for c in factors if c != col]
+
+
+def _psi_band(result, xs: np.ndarray, draws: int, rng: np.random.Generator) -> tuple[list, list] | None:
+    """A pointwise CI band of ψ from draws of the fit's posterior grid (the fit keeps its grid and mass)."""
+    try:
+        mass = result._mass.sum(axis=4)
+        ax, pb, axis = result._axes, result._pb, result._axis
+    except AttributeError:
+        return None
+    p = mass.ravel() / mass.sum()
+    idx = np.unravel_index(rng.choice(p.size, size=draws, p=p), mass.shape)
+    m, w = ax["m"][idx[0]][:, None], ax["w"][idx[1]][:, None]
+    lam, gam = ax["lapse"][idx[2]][:, None], ax["guess"][idx[3]][:, None]
+    psi = gam + (1 - gam - lam) * pb.sigmoid(axis.forward(xs)[None, :], m, w)
+    lo, hi = np.percentile(psi, [2.5, 97.5], axis=0)
+    return lo.tolist(), hi.tolist()
+
+
+def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng) -> dict:
+    from analysis import psychometric as psy
+
+    agg = data.groupby("level")["y"].agg(["sum", "count"]).reset_index()
+    result = psy.fit(psy.aggregate(agg["level"], agg["sum"], agg["count"]), opts)
+    out = result.to_dict()
+    q_level, q_ci = result.threshold_at(options.quantile)
+    out.update(threshold_q=q_level, threshold_q_ci_95=list(q_ci), q=options.quantile)
+    lo, hi = float(agg["level"].min()), float(agg["level"].max())
+    xs = np.linspace(lo, hi, 60)
+    band = _psi_band(result, xs, 300, rng)
+    out["curve"] = {"x": xs.tolist(), "psi": np.asarray(result.psi(xs), dtype=float).tolist(),
+                    "lo": band[0] if band else None, "hi": band[1] if band else None}
+    out["points"] = [{"level": float(r["level"]), "n": int(r["count"]), "k": int(r["sum"]),
+                      "p": float(r["sum"] / r["count"])} for _, r in agg.iterrows()]
+    out["n_participants"] = int(data["participant"].nunique())
+    return out
+
+
+def _yes_no_sets(df: pd.DataFrame, spec: Mapping | None) -> list[dict]:
+    """Per yes/no block: the level, its direction and the per-condition data (rows participant, level, y)."""
+    sets = _factor_sets(spec)
+    out = []
+    for block, g in _blocks(df, YES_NO):
+        found = _level(g, sets)
+        if found is None:
+            out.append({"block": block, "skip": "no stimulus level with two or more values"})
+            continue
+        level, name, cond_cols = found
+        y = g["response_value"].map(binary)
+        data = pd.DataFrame({"participant": g["participant"].astype(str), "level": level, "y": y,
+                             "condition": _label(g, cond_cols)}).dropna(subset=["level", "y"])
+        if name in FALLING:
+            decreasing = True
+        elif name in UNITS:
+            decreasing = False
+        else:
+            rho = data[["level", "y"]].corr(method="spearman").iloc[0, 1] if len(data) > 2 else 0.0
+            decreasing = bool(rho < 0) if np.isfinite(rho) else False
+        out.append({"block": block, "level_name": name, "unit": UNITS.get(name, ""), "decreasing": decreasing,
+                    "data": data})
+    return out
+
+
+def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float], None]) -> list[dict]:
+    from analysis.psychometric import FitOptions
+
+    rng = np.random.default_rng(options.seed)
+    results = []
+    jobs = sum(1 + d["data"]["condition"].nunique() for d in yn if "data" in d) or 1
+    done = 0
+    for d in yn:
+        if "data" not in d:
+            results.append({"block": d["block"], "skipped": d["skip"]})
+            continue
+        opts = FitOptions(sigmoid=options.sigmoid, decreasing=d["decreasing"], ci=options.ci,
+                          lapse_bounds=(0.0, options.lapse_max), guess_bounds=(0.0, options.guess_max),
+                          deviance_samples=options.deviance_samples, seed=options.seed)
+        entry = {"block": d["block"], "level_name": d["level_name"], "unit": d["unit"],
+                 "decreasing": d["decreasing"], "conditions": [], "warnings": []}
+        groups = [("pooled", d["data"])] + list(d["data"].groupby("condition", sort=True))
+        for cond, g in groups:
+            tick(done / jobs)
+            done += 1
+            try:
+                fitted = _fit_yes_no(g, opts, options, rng)
+            except ValueError as exc:
+                entry["warnings"].append(f"{cond}: {exc}")
+                continue
+            fitted["condition"] = str(cond)
+            if cond == "pooled":
+                entry["pooled"] = fitted
+            else:
+                entry["conditions"].append(fitted)
+        if len(entry["conditions"]) == 1 and entry["conditions"][0]["condition"] == "all":
+            entry["conditions"] = []  # one condition: the pooled fit is the same data
+        results.append(entry)
+    return results
+
+
+def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
+                     tick: Callable[[float], None]) -> list[dict]:
+    from analysis.population import fit_population, shift_phrase
+    from analysis.psychometric import FitOptions
+
+    pooled = {(p["block"], c["condition"]): c for p in psychometric for c in p.get("conditions", [])}
+    pooled.update({(p["block"], "all"): p["pooled"] for p in psychometric if "pooled" in p})
+    jobs = sum(d["data"]["condition"].nunique() for d in yn if "data" in d) or 1
+    done = 0
+    out = []
+    for d in yn:
+        if "data" not in d:
+            continue
+        opts = FitOptions(sigmoid=options.sigmoid, decreasing=d["decreasing"], ci=options.ci,
+                          lapse_bounds=(0.0, options.lapse_max), guess_bounds=(0.0, options.guess_max),
+                          deviance_samples=0)
+        rows, warnings = [], []
+        for cond, g in d["data"].groupby("condition", sort=True):
+            tick(done / jobs)
+            done += 1
+            frame = g.rename(columns={"y": "response"})
+            individual = frame["participant"].nunique() <= options.individual_max
+            try:
+                pop = fit_population(frame, opts, quantile=options.quantile, individual=individual)
+            except ValueError as exc:
+                warnings.append(f"{cond}: {exc}")
+                continue
+            pf = pooled.get((d["block"], str(cond)), {})
+            ci = pf.get("threshold_ci_95") or [None, None]
+            rows.append({
+                "condition": str(cond), "n_participants": pop.n_participants, "n_trials": pop.n_trials,
+                "pooled_threshold": pf.get("threshold"), "pooled_ci_low": ci[0], "pooled_ci_high": ci[1],
+                "quantile": pop.quantile, "population_q": pop.quantile_level,
+                "population_q_ci_low": pop.quantile_ci_95[0], "population_q_ci_high": pop.quantile_ci_95[1],
+                "population_mu": pop.mu_level, "population_sigma": pop.sigma,
+                "mean_individual_threshold": pop.mean_individual_threshold, "converged": pop.converged,
+            })
+            if not individual:
+                warnings.append(f"{cond}: {pop.n_participants} participants: individual fits skipped "
+                                f"(over {options.individual_max})")
+        phrases = []
+        if len(rows) > 1:
+            table = pd.DataFrame(rows)
+            for row in rows[1:]:
+                try:
+                    phrases.append(shift_phrase(table, rows[0]["condition"], row["condition"], unit=d["unit"]))
+                except (KeyError, TypeError, ValueError):
+                    pass
+        out.append({"block": d["block"], "level_name": d["level_name"], "unit": d["unit"],
+                    "decreasing": d["decreasing"], "quantile": options.quantile, "rows": rows,
+                    "phrases": phrases, "warnings": warnings})
+    return out
+
+
+def _scale(block_spec: Mapping, values: pd.Series) -> tuple[float, float] | None:
+    scale = ((block_spec.get("task") or {}).get("scale")) or {}
+    if scale.get("type") == "likert" and scale.get("points"):
+        return (1.0, float(scale["points"]))
+    if scale.get("type") == "slider" and "min" in scale and "max" in scale:
+        return (float(scale["min"]), float(scale["max"]))
+    return None
+
+
+def stage_ratings(df: pd.DataFrame, spec: Mapping | None, tick: Callable[[float], None]) -> list[dict]:
+    from analysis.ratings import RatingsError, mixed_model, mos, subject_model
+
+    blocks = _blocks(df, RATING)
+    out = []
+    for i, (block, g) in enumerate(blocks):
+        tick(i / max(len(blocks), 1))
+        rating = _numeric(g["response_value"].map(lambda v: v.get("response") if isinstance(v, Mapping) else v))
+        data = pd.DataFrame({"participant": g["participant"].astype(str), "rating": rating,
+                             "condition": condition_label(g)}).dropna(subset=["rating"])
+        factors = _factor_cols(g)
+        for c in factors:
+            data[c] = g[c].astype(str)
+        scale = _scale(_block_spec(spec, block), data["rating"])
+        entry: dict[str, Any] = {"block": block, "scale": list(scale) if scale else None, "warnings": [],
+                                 "factors": [c[2:] for c in factors], "n_trials": int(len(data)),
+                                 "n_participants": int(data["participant"].nunique())}
+        try:
+            entry["mos"] = jsonable(mos(data, scale=scale))
+            entry["mos_by_factor"] = {c[2:]: jsonable(mos(data, condition=c, scale=scale)) for c in factors}
+        except RatingsError as exc:
+            entry["warnings"].append(f"MOS: {exc}")
+        try:
+            sm = subject_model(data, stimulus="condition")
+            raters = sm.raters
+            flagged = raters.loc[raters[["straight_liner", "harsh", "lenient", "inconsistent"]].any(axis=1)]
+            entry["subject_model"] = {"stimuli": jsonable(sm.stimuli), "raters_flagged": jsonable(flagged),
+                                      "n_raters": int(len(raters)), "iterations": sm.iterations}
+        except RatingsError as exc:
+            entry["warnings"].append(f"subject model: {exc}")
+        if factors and data["participant"].nunique() >= 2:
+            terms = [f"C(Q('{c}'))" for c in factors]
+            formulas = [f"rating ~ {' * '.join(terms)}"] if len(terms) > 1 else []
+            formulas.append(f"rating ~ {' + '.join(terms)}")
+            for formula in formulas:
+                try:
+                    fitted = mixed_model(data, formula)
+                except (ValueError, np.linalg.LinAlgError, RatingsError) as exc:
+                    entry["warnings"].append(f"mixed model {formula}: {exc}")
+                    continue
+                fitted["term"] = fitted["term"].str.replace(r"C\(Q\('f_(\w+)'\)\)\[T\.", r"\1[", regex=True)
+                entry["mixed_model"] = {"formula": formula.replace("C(Q('f_", "C(").replace("'))", ")"),
+                                        "terms": jsonable(fitted), "attrs": jsonable(dict(fitted.attrs))}
+                break
+        out.append(entry)
+    return out
+
+
+AFC_SIDE_COLUMNS = ("source", "tokenizer", "strategy", "indicator", "delivery")
+
+
+def _afc_sides(g: pd.DataFrame, compare: str | None, sets: Mapping[str, str]) -> tuple[pd.Series, pd.Series] | None:
+    """The labels of stream A and B per row: the compared factor's levels (``a_f_<factor>`` or the A/B column of
+    the parameter it sets), else the first stimulus column that differs between A and B."""
+    names = [f"f_{compare}", sets.get(compare, compare)] if compare else []
+    names += list(AFC_SIDE_COLUMNS)
+    for name in names:
+        a, b = f"a_{name}", f"b_{name}"
+        if a in g.columns and b in g.columns and g[a].notna().all() and g[b].notna().all():
+            sa, sb = g[a].astype(str), g[b].astype(str)
+            if (sa != sb).any():
+                return sa, sb
+    return None
+
+
+def chose_a(value: Any) -> float:
+    """1 when stream A was chosen, 0 for B: the tidy ``response_value`` (chose A = 1), or ``A``/``B`` naming the
+    stream (not the position shown: ``response`` a/b is first/second); NaN when unknown."""
+    if isinstance(value, Mapping):
+        value = value.get("chosen")
+    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
+        return float(value) if value in (0, 1) else math.nan
+    return {"a": 1.0, "b": 0.0}.get(str(value).strip().lower(), math.nan)
+
+
+def stage_pairwise(df: pd.DataFrame, spec: Mapping | None, options: Options,
+                   tick: Callable[[float], None]) -> list[dict]:
+    from analysis.pairwise import PairwiseError, pse_jnd, scale
+
+    blocks = _blocks(df, AFC)
+    out = []
+    for i, (block, g) in enumerate(blocks):
+        tick(i / max(len(blocks), 1))
+        compare = (_block_spec(spec, block).get("task") or {}).get("compare")
+        entry: dict[str, Any] = {"block": block, "compare": compare, "warnings": []}
+        sides = _afc_sides(g, compare, _factor_sets(spec))
+        y = g["response_value"].map(chose_a)
+        if sides is None:
+            entry["warnings"].append("no A/B labels in the frame")
+            out.append(entry)
+            continue
+        a, b = sides
+        data = pd.DataFrame({"participant": g["participant"].astype(str), "a": a, "b": b, "y": y,
+                             "stratum": condition_label(g)}).dropna(subset=["y"])
+        data["winner"] = np.where(data["y"] == 1, data["a"], data["b"])
+        entry["n_trials"] = int(len(data))
+        entry["n_participants"] = int(data["participant"].nunique())
+        shares = []
+        for (ca, cb, stratum), h in data.groupby(["a", "b", "stratum"], sort=True):
+            k, n = int(h["y"].sum()), int(len(h))
+            lo, hi = _wilson(k, n)
+            shares.append({"a": ca, "b": cb, "stratum": stratum, "n": n, "chose_a": k, "share_a": k / n,
+                           "ci_low": lo, "ci_high": hi})
+        entry["preferences"] = shares
+        conditions = sorted(set(data["a"]) | set(data["b"]))
+        if len(conditions) >= 2:
+            for method in ("thurstone", "bradley_terry"):
+                try:
+                    table = scale(data[["participant", "a", "b", "winner"]], method=method,
+                                  conditions=conditions, n_boot=options.n_boot, ci=options.ci, seed=options.seed)
+                    entry[method] = jsonable(table)
+                except (PairwiseError, ValueError, ImportError) as exc:
+                    entry["warnings"].append(f"{method}: {exc}")
+        for metric in ("tokens_per_s", "chars_per_s", "ttft_ms"):
+            ca, cb = f"a_{metric}", f"b_{metric}"
+            if ca not in g.columns or cb not in g.columns:
+                continue
+            xa, xb = _numeric(g[ca]).loc[data.index], _numeric(g[cb]).loc[data.index]
+            ratio = np.log(xa / xb)
+            ok = np.isfinite(ratio)
+            if ratio[ok].round(9).nunique() < 2:
+                continue
+            try:
+                res = pse_jnd(pd.DataFrame({"level": ratio[ok], "response": data.loc[ok, "y"],
+                                            "participant": data.loc[ok, "participant"]}),
+                              n_boot=options.n_boot, ci=options.ci, seed=options.seed)
+            except PairwiseError as exc:
+                entry["warnings"].append(f"PSE/JND on {metric}: {exc}")
+                continue
+            d = res.as_dict()
+            d.update(metric=metric, pse_ratio=math.exp(res.pse) if math.isfinite(res.pse) else None)
+            entry["pse_jnd"] = d
+            break
+        out.append(entry)
+    return out
+
+
+def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    if n == 0:
+        return (math.nan, math.nan)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def _stimulus_key(g: pd.DataFrame) -> pd.Series:
+    """What counts as one stimulus: the condition id (the same stream for everyone in the synthetic designs)."""
+    if "condition" in g.columns and g["condition"].notna().all():
+        return g["condition"].astype(str)
+    return g["block"].astype(str) + ":" + condition_label(g) if "block" in g.columns else condition_label(g)
+
+
+def stage_predictors(df: pd.DataFrame, options: Options, tick: Callable[[float], None]) -> list[dict]:
+    from analysis.predictors import CANDIDATES, PredictorError, rank_predictors
+
+    out = []
+    kinds = (("yes/no", YES_NO, "binary"), ("rating", RATING, "rating"))
+    for i, (name, types, kind) in enumerate(kinds):
+        tick(i / len(kinds))
+        if "trial_type" not in df.columns:
+            break
+        g = df.loc[df["trial_type"].astype(str).str.lower().isin(types)]
+        if "fluidity" in g.columns and "fluidity_index" not in g.columns:
+            g = g.rename(columns={"fluidity": "fluidity_index"})
+        present = [c for c in CANDIDATES if c in g.columns and _numeric(g[c]).notna().any()]
+        if not len(g) or not present:
+            continue
+        if kind == "binary":
+            y = g["response_value"].map(binary)
+        else:
+            y = _numeric(g["response_value"].map(lambda v: v.get("response") if isinstance(v, Mapping) else v))
+            if "block" in g.columns:  # blocks may use different scales: z-score within block
+                y = y.groupby(g["block"]).transform(lambda s: (s - s.mean()) / (s.std() or 1.0))
+        stim = _stimulus_key(g)
+        responses = pd.DataFrame({"stimulus": stim, "response": y,
+                                  "participant": g["participant"].astype(str)}).dropna(subset=["response"])
+        metrics = g[present].apply(_numeric).assign(stimulus=stim).groupby("stimulus", as_index=False).mean()
+        if len(metrics) < 3:
+            continue
+        try:
+            table = rank_predictors(metrics, responses, candidates=present, kind=kind, n_boot=options.n_boot,
+                                    seed=options.seed)
+        except PredictorError as exc:
+            out.append({"kind": name, "warnings": [str(exc)]})
+            continue
+        means = responses.groupby("stimulus")["response"].agg(["mean", "count"])
+        points = {}
+        for metric in table["metric"].head(3):
+            m = metrics.set_index("stimulus")[metric].reindex(means.index)
+            points[metric] = [{"stimulus": s, "x": m.loc[s], "y": means.loc[s, "mean"],
+                               "n": int(means.loc[s, "count"])} for s in means.index]
+        out.append({"kind": name, "response": "share yes" if kind == "binary" else "rating (z within block)",
+                    "table": jsonable(table), "points": jsonable(points), "warnings": []})
+    return out
+
+
+def stage_fidelity(trials: pd.DataFrame, participants: pd.DataFrame | None, options: Options) -> dict:
+    """Painted − scheduled p95 per trial, by render strategy and device class, with the trials over the bound."""
+    if "fidelity_p95_ms" not in trials.columns:
+        return {"available": False}
+    df = trials.loc[_numeric(trials["fidelity_p95_ms"]).notna()].copy()
+    df["p95"] = _numeric(df["fidelity_p95_ms"])
+    if "device" not in df.columns and "device_class" not in df.columns and participants is not None:
+        for col in ("device", "device_class"):
+            if col in participants.columns and "participant" in participants.columns:
+                df = df.merge(participants[["participant", col]], on="participant", how="left")
+                break
+    device = next((c for c in ("device_class", "device") if c in df.columns), None)
+    df["strategy_"] = df["strategy"].astype(str) if "strategy" in df.columns else "all"
+    df["device_"] = df[device].fillna("unknown").astype(str) if device else "unknown"
+    violated = _bool_col(df, "fidelity_violated") | (df["p95"] > options.fidelity_bound_ms)
+    df["violated_"] = violated
+    groups = []
+    edges = np.arange(0, 105, 5.0)
+    for (strategy, dev), g in df.groupby(["strategy_", "device_"], sort=True):
+        v = g["p95"].to_numpy(float)
+        counts, _ = np.histogram(np.clip(v, edges[0], edges[-1] - 1e-9), bins=edges)
+        groups.append({"strategy": strategy, "device": dev, "n": int(len(v)), "median": float(np.median(v)),
+                       "p95": float(np.percentile(v, 95)), "max": float(v.max()),
+                       "violated": int(g["violated_"].sum()), "share_violated": float(g["violated_"].mean()),
+                       "hist_edges": edges.tolist(), "hist_counts": counts.tolist(),
+                       "values": v[:MAX_VALUES].tolist()})
+    cols = [c for c in ("participant", "block", "trial", "trial_index", "condition", "strategy") if c in df.columns]
+    flagged = df.loc[df["violated_"]].sort_values("p95", ascending=False)
+    return {
+        "available": True, "bound_ms": options.fidelity_bound_ms, "n_trials": int(len(df)),
+        "n_violated": int(df["violated_"].sum()), "groups": groups,
+        "flagged": jsonable(flagged[cols + ["p95"]].head(MAX_FLAGGED)),
+        "n_flagged_listed": int(min(len(flagged), MAX_FLAGGED)),
+    }
+
+
+# --- the run ---------------------------------------------------------------------------------------------------
+
+
+def run(trials: pd.DataFrame, participants: pd.DataFrame | None = None, *, spec: Mapping | None = None,
+        options: Options | None = None, progress: Progress | None = None,
+        cancelled: Callable[[], bool] | None = None) -> dict:
+    """Every stage over the tidy frames; returns the JSON-ready results. Raises ``Cancelled`` if asked to stop."""
+    options = options or Options()
+    track = _Tracker(progress, cancelled)
+    results: dict[str, Any] = {"pipeline_version": PIPELINE_VERSION, "options": asdict(options)}
+
+    track.at("exclusions")
+    results["exclusions"] = stage_exclusions(trials, participants)
+    data = analysable(trials)
+    results["n"] = {"participants": int(data["participant"].nunique()) if "participant" in data.columns else 0,
+                    "trials": int(len(data))}
+
+    track.at("psychometric")
+    yn = _yes_no_sets(data, spec)
+    results["psychometric"] = stage_psychometric(yn, options, lambda f: track.at("psychometric", f))
+
+    track.at("population")
+    results["population"] = stage_population(yn, results["psychometric"], options,
+                                             lambda f: track.at("population", f))
+    track.at("ratings")
+    results["ratings"] = stage_ratings(data, spec, lambda f: track.at("ratings", f))
+    track.at("pairwise")
+    results["pairwise"] = stage_pairwise(data, spec, options, lambda f: track.at("pairwise", f))
+    track.at("predictors")
+    results["predictors"] = stage_predictors(data, options, lambda f: track.at("predictors", f))
+    track.at("fidelity")
+    results["fidelity"] = stage_fidelity(trials, participants, options)
+    track.at("fidelity", 1.0)
+    track.done()
+    return jsonable(results)

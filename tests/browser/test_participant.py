@@ -1,0 +1,284 @@
+"""The participant pages end to end: a real Daphne on the test PostgreSQL, Debian's Chromium clicking like a
+person through a trimmed copy of the demo study (every step kind and trial type: acceptability, rating with an
+instructed attention check, 2AFC with a catch trial, reading, questionnaire), in English and in Chinese.
+
+Also: a refresh in the middle of a trial shows it again from the start (and the server records the
+interruption), the back button never breaks the session, and a Prolific participant is sent to the completion
+URL with the study's code (the external request is intercepted: nothing leaves the machine).
+Screenshots of every step: artifacts/screenshots/participant/<lang>-<nn>-<kind>.png.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from studyapp import services, studyfile
+from studyapp.models import Answer, Session, Trial
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots" / "participant"
+PROLIFIC = "https://app.prolific.com/**"
+READY = '#step[data-ready="1"]'
+
+
+def trimmed_demo(tmp_path: Path) -> dict:
+    """The demo study with one condition per block, short fast streams, and a reading block added."""
+    doc = studyfile.load_study(studyfile.demo_study_path())
+    for name, chars in (("coffee", 90), ("sleep", 90), ("tea_zh", 40)):
+        doc["stimuli"][name]["max_chars"] = chars
+    levels = {"rate": [60], "ttft": [150], "strategy": ["fade"], "indicator": ["dots"],
+              "passage": [{"label": "tea", "set": {"text": "zh-chat-tea"}}]}
+    for factor in doc["factors"]:
+        factor["levels"] = levels.get(factor["name"], factor["levels"])
+    blocks = {b["id"]: b for b in doc["blocks"]}
+    blocks["practice"]["trials"] = [{"label": "slow", "rate": 40, "ttft_ms": 1800}]
+    blocks["tokenizers"]["repeats"] = 1
+    blocks["tokenizers"]["task"]["gap_ms"] = 300
+    doc["blocks"].append({
+        "id": "reading", "type": "main", "stimulus": "coffee", "trials": [{"label": "r", "rate": 80, "ttft_ms": 100}],
+        "task": {"type": "reading", "question": {"en": "Press the button when you have read the answer.",
+                                                 "zh-hans": "读完回答后请按按钮。"}},
+        "break_after": False})
+    catch = next(i for i in doc["attention_checks"]["items"] if i["type"] == "catch")
+    catch.update(position=1, a={"rate": 80, "ttft_ms": 100}, b={"rate": 30, "ttft_ms": 700})
+    path = tmp_path / "trimmed-demo.yaml"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")  # JSON is YAML
+    return studyfile.load_study(path)
+
+
+@pytest.fixture
+def study(tmp_path, service_env):
+    owner = get_user_model().objects.create_user("researcher", password="x" * 12)
+    study, _ = services.study_load(doc=trimmed_demo(tmp_path), owner=owner)
+    return services.study_set_state(study=study, state="open")
+
+
+@pytest.fixture
+def page(browser, daphne_server):
+    context = browser.new_context(viewport={"width": 1100, "height": 820})
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    page.external = []
+
+    def panel(route):  # the panel's completion page, answered here: no request leaves the machine
+        page.external.append(route.request.url)
+        route.fulfill(status=200, content_type="text/html", body="<html><body>panel</body></html>")
+
+    page.route(PROLIFIC, panel)
+    page.base = daphne_server
+    yield page
+    context.close()
+
+
+def view_of(page) -> dict:
+    return page.evaluate("JSON.parse(document.getElementById('step-data').textContent)")
+
+
+def session_of(page) -> Session:
+    token = page.url.split("/p/", 1)[1].split("/", 1)[0]
+    return Session.objects.get(token=token)
+
+
+def wait_next(page, step: str, kind: str) -> None:
+    """Wait until the server's next page is shown (a new step, or the same step turned into an end page)."""
+    page.wait_for_selector(f'{READY}:not([data-step="{step}"][data-kind="{kind}"])', timeout=30000)
+
+
+def shoot(page, lang: str, n: int, kind: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{lang}-{n:02d}-{kind}.png"), full_page=True)
+
+
+def trial_answer(page, view: dict) -> str:
+    """What an attentive participant answers (they read the question and compare the streams they saw)."""
+    t = view["trial"]
+    trial = Trial.objects.get(session=session_of(page), index=t["index"])
+    if trial.attention:
+        if t["type"] == "afc":
+            return "a" if trial.spec["order"][0] == str(trial.spec["expected"]).upper() else "b"
+        return str(trial.spec["expected"])
+    return {"acceptability": "yes", "rating": "4", "afc": "a", "reading": "done"}[t["type"]]
+
+
+def fill_questionnaire(page) -> None:
+    for fs in page.locator(".q-item").all():
+        kind, item = fs.get_attribute("data-type"), fs.get_attribute("data-id")
+        if kind == "likert":
+            fs.locator('input[value="4"]').check()
+        elif kind == "single_choice" and fs.locator('input[value="__other__"]').count():
+            fs.locator('input[value="__other__"]').check()
+            fs.locator(".other-text").fill("Cantonese")
+        elif kind == "single_choice":
+            fs.locator("input[type=radio]").nth(1).check()
+        elif kind == "multiple_choice":
+            fs.locator("input[type=checkbox]").nth(0).check()
+            fs.locator("input[type=checkbox]").nth(2).check()
+        elif kind == "number":
+            fs.locator("input").fill("30")
+        elif item == "comments":
+            fs.locator("textarea").fill("Nice study. 很好。")
+
+
+def complete_journey(page, lang: str) -> list[str]:
+    """Click through every step until an end page; returns the kinds seen (trial kinds as trial-<type>)."""
+    seen: list[str] = []
+    for n in range(1, 60):
+        page.wait_for_selector(READY, timeout=30000)
+        step = page.get_attribute("#step", "data-step")
+        kind = page.get_attribute("#step", "data-kind")
+        if kind == "end":
+            shoot(page, lang, n, "complete")
+            seen.append("end")
+            return seen
+        view = view_of(page)
+        label = f"trial-{view['trial']['type']}" if kind == "trial" else kind
+        seen.append(label)
+        if kind == "trial":
+            if view["trial"]["practice"]:
+                assert page.locator("#practice-badge").is_visible()
+            progress = page.locator("#progress .progress-text").inner_text()
+            done, total = view["progress"]["done"] + 1, view["progress"]["total"]
+            assert progress == (f"第 {done} / {total} 题" if lang == "zh" else f"Trial {done} of {total}")
+            assert page.locator("#controls").is_hidden()  # controls only after the stream ended
+            page.wait_for_selector("#controls:not([hidden])", timeout=30000)
+            assert page.locator(".pl-player[data-state='done']").count() == len(view["trial"]["playbacks"])
+            value = trial_answer(page, view)
+            if page.locator("#comment").count():
+                page.locator("#comment").fill("felt smooth" if lang == "en" else "感觉很流畅")
+            shoot(page, lang, n, label)
+            page.locator(f'.choice[data-value="{value}"]').click()
+            if page.locator("#next").is_visible():
+                page.locator("#next").click()
+        elif kind == "environment":
+            shoot(page, lang, n, kind)  # while it measures (about a second), then it submits by itself
+        elif kind == "consent":
+            shoot(page, lang, n, kind)
+            page.locator('[data-answer="accept"]').dblclick()  # a double click submits once
+        elif kind == "questionnaire":
+            page.locator("form#questionnaire button[type=submit]").click()  # all empty: refused in place
+            assert page.locator(".q-item.invalid").count() >= 3
+            fill_questionnaire(page)
+            shoot(page, lang, n, kind)
+            page.locator("form#questionnaire button[type=submit]").click()
+        else:
+            shoot(page, lang, n, kind)
+            page.locator('[data-answer="continue"]').click()
+        wait_next(page, step, kind)
+    raise AssertionError(f"no end page after {seen}")
+
+
+def check_completed(session: Session) -> None:
+    session.refresh_from_db()
+    assert session.state == Session.State.COMPLETED
+    trials = Trial.objects.filter(session=session)
+    assert not trials.filter(status=Trial.Status.PENDING).exists()
+    answers = {a.trial_id: a for a in Answer.objects.filter(session=session, key="trial")}
+    assert len(answers) == trials.count() and Answer.objects.filter(session=session, key="consent").count() == 1
+    for trial in trials:
+        a = answers[trial.pk]
+        assert 0 < a.response_ms < 30000
+        if trial.attention:
+            assert a.value["attention_passed"] is True
+        if trial.kind == "reading":
+            assert 0 < a.value["reading_ms"] < 30000
+    assert session.flags == [] and session.environment["device"] == "desktop"
+    assert session.environment["refresh_hz"] >= 50 and session.environment["viewport"]["width"] == 1100
+    q = Answer.objects.get(session=session, key="questionnaire").value
+    assert q["native_language"] == "other:Cantonese" and q["reading_habits"] == 4
+    assert q["assistants"] == ["chatgpt", "deepseek"]
+
+
+EXPECTED_KINDS = {"consent", "environment", "instructions", "trial-acceptability", "message", "trial-rating",
+                  "trial-afc", "trial-reading", "break", "questionnaire", "debrief", "end"}
+
+
+def test_a_prolific_participant_completes_the_study_in_english_and_is_sent_back_with_the_code(page, study):
+    page.goto(f"{page.base}/s/{study.slug}/?PROLIFIC_PID=pp-en-1&STUDY_ID=st-1&SESSION_ID=se-1")
+    seen = complete_journey(page, "en")
+    assert EXPECTED_KINDS <= set(seen)
+    session = session_of(page)
+    assert (session.panel_pid, session.panel_study_id, session.panel_session_id) == ("pp-en-1", "st-1", "se-1")
+    check_completed(session)
+    assert page.locator("#code").inner_text() == "C7PACE1"
+    assert page.locator("#panel-return").get_attribute("href").endswith("cc=C7PACE1")
+    page.wait_for_url("https://app.prolific.com/submissions/complete?cc=C7PACE1", timeout=15000)
+    assert page.external == ["https://app.prolific.com/submissions/complete?cc=C7PACE1"]
+    assert page.js_errors == []
+
+
+def test_a_participant_completes_the_study_in_chinese(page, study):
+    page.goto(f"{page.base}/s/{study.slug}/?lang=zh-hans")
+    page.wait_for_selector(READY)
+    assert page.locator("html").get_attribute("lang") == "zh-hans"
+    assert page.locator('[data-answer="accept"]').inner_text() == "我同意，继续"
+    assert page.locator("#withdraw").inner_text() == "退出本研究"
+    seen = complete_journey(page, "zh")
+    assert EXPECTED_KINDS <= set(seen)
+    session = session_of(page)
+    assert session.language == "zh-hans"
+    check_completed(session)
+    assert "您的完成码" in page.locator(".code-line").inner_text()
+    assert page.js_errors == []
+
+
+def advance_to_first_trial(page, study) -> Session:
+    page.goto(f"{page.base}/s/{study.slug}/")
+    for _ in range(3):  # consent, environment (submits itself), instructions
+        page.wait_for_selector(READY)
+        step, kind = page.get_attribute("#step", "data-step"), page.get_attribute("#step", "data-kind")
+        if kind == "consent":
+            page.locator('[data-answer="accept"]').click()
+        elif kind != "environment":
+            page.locator('[data-answer="continue"]').click()
+        wait_next(page, step, kind)
+    assert page.get_attribute("#step", "data-kind") == "trial"
+    return session_of(page)
+
+
+def test_a_refresh_in_the_middle_of_a_trial_shows_it_again_from_the_start(page, study):
+    session = advance_to_first_trial(page, study)
+    trial = Trial.objects.get(session=session, step=session.step)
+    page.wait_for_selector(".pl-player[data-state='waiting']")  # the stream started: waiting for its first text
+    page.reload()
+    page.wait_for_selector(READY)
+    assert page.get_attribute("#step", "data-step") == str(session.step)
+    trial.refresh_from_db()
+    assert trial.plays == 2 and len(trial.interruptions) == 1 and trial.interruptions[0]["after_plays"] == 1
+    assert page.locator("#controls").is_hidden()
+    page.wait_for_selector("#controls:not([hidden])", timeout=20000)
+    step = page.get_attribute("#step", "data-step")
+    page.locator('.choice[data-value="no"]').click()
+    wait_next(page, step, "trial")
+    answer = Answer.objects.get(session=session, trial=trial)
+    assert answer.value["response"] == "no" and Answer.objects.filter(session=session, key="trial").count() == 1
+    assert page.js_errors == []
+
+
+def test_going_back_in_the_browser_shows_the_current_step_and_the_session_continues(page, study):
+    session = advance_to_first_trial(page, study)
+    current = session.step
+    page.go_back()
+    page.wait_for_load_state()
+    if "/p/" in page.url or "/s/" in page.url:  # an earlier entry of this session: fetched again, current step
+        page.wait_for_selector(READY)
+        assert page.get_attribute("#step", "data-step") == str(current)
+    page.go_forward()
+    page.wait_for_load_state()
+    if "/p/" not in page.url:
+        page.goto(f"{page.base}/s/{study.slug}/")  # the entry link again: the cookie resumes the session
+    page.wait_for_selector(READY)
+    assert page.get_attribute("#step", "data-step") == str(current)
+    assert page.get_attribute("#step", "data-kind") == "trial"
+    page.wait_for_selector("#controls:not([hidden])", timeout=20000)
+    page.locator('.choice[data-value="yes"]').click()
+    wait_next(page, str(current), "trial")
+    session.refresh_from_db()
+    assert session.step == current + 1 and session.state == Session.State.ACTIVE
+    assert Session.objects.count() == 1
+    assert page.js_errors == []

@@ -1,0 +1,44 @@
+"""Dashboard fixtures: researchers A (owner) and B (a stranger), a viewer and an editor of A's study."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studyapp"))  # study_builders, journey_driver
+
+PASSWORD = "correct-horse-battery-9"
+
+
+@pytest.fixture
+def researchers(django_user_model):
+    make = django_user_model.objects.create_user
+    return {name: make(name, password=PASSWORD) for name in ("alice", "bob", "vera", "ed")}
+
+
+@pytest.fixture
+def study(researchers):
+    """Alice's study (the minimal test study, with quotas), shared with Vera (viewer) and Ed (editor)."""
+    from study_builders import study as build
+
+    from dashboard import services
+    from studyapp import services as study_services
+
+    doc = build(id="alice-study", limits={"quotas": {"overall": 10}},
+                recruitment={"completion": {"code": "CDONE42", "url": "https://panel.example/done?cc=CDONE42"}})
+    s, _ = study_services.study_load(doc=doc, owner=researchers["alice"])
+    services.study_share(study=s, username="vera", role="viewer")
+    services.study_share(study=s, username="ed", role="editor")
+    return s
+
+
+@pytest.fixture
+def client_of(researchers):
+    from django.test import Client
+
+    def make(name: str, **kw) -> Client:
+        c = Client(**kw)
+        c.force_login(researchers[name])
+        return c
+
+    return make
