@@ -9,19 +9,41 @@ from __future__ import annotations
 import yaml
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from functools import wraps
+
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 
 from dashboard import access, selectors, services
 from dashboard.forms import CopyForm, ShareForm, StudyFileForm
 from studyapp.studyfile import StudyFileError
 
 PREVIEWS_KEY = "dashboard_previews"
+
+
+def with_study(need: str, methods: tuple[str, ...] = ("GET",)):
+    """Log in, then fetch the study through ``access.study_for`` (404 for strangers) before anything else, even
+    the method check: a stranger learns nothing, whatever they send. The view gets the study instead of the slug.
+    """
+    allowed = (*methods, "HEAD") if "GET" in methods else methods
+
+    def decorate(view):
+        @login_required
+        @wraps(view)
+        def wrapper(request: HttpRequest, slug: str) -> HttpResponse:
+            study = access.study_for(request.user, slug, need)
+            if request.method not in allowed:
+                return HttpResponseNotAllowed(allowed)
+            return view(request, study)
+
+        return wrapper
+
+    return decorate
 
 
 @login_required
@@ -56,10 +78,8 @@ def study_create(request: HttpRequest) -> HttpResponse:
     return _study_form(request, lambda text: services.study_create(text=text, owner=request.user), {"study": None})
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
-    study = access.study_for(request.user, slug, "edit")
+@with_study("edit", ("GET", "POST"))
+def study_edit(request: HttpRequest, study) -> HttpResponse:
     text = yaml.safe_dump(study.spec, allow_unicode=True, sort_keys=False, width=110)
     return _study_form(request, lambda t: services.study_update(study=study, text=t),
                        {"study": study, "initial": {"text": text}})
@@ -74,10 +94,8 @@ def _participant_link(request: HttpRequest, study) -> str:
 
 
 @never_cache
-@login_required
-@require_GET
-def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    study = access.study_for(request.user, slug, "view")
+@with_study("view")
+def study_detail(request: HttpRequest, study) -> HttpResponse:
     return render(request, "dashboard/detail.html", {
         "study": study, "role": study.role, "can_edit": access.can(study.role, "edit"),
         "is_owner": access.can(study.role, "own"), "snapshot": selectors.study_snapshot(study),
@@ -90,10 +108,8 @@ def _actions(state: str) -> list[tuple[str, str]]:
     return [(action, labels[action]) for action, (_s, sources) in services.ACTIONS.items() if state in sources]
 
 
-@login_required
-@require_POST
-def study_state(request: HttpRequest, slug: str) -> HttpResponse:
-    study = access.study_for(request.user, slug, "edit")
+@with_study("edit", ("POST",))
+def study_state(request: HttpRequest, study) -> HttpResponse:
     try:
         services.study_action(study=study, action=request.POST.get("action", ""))
     except services.ActionRefused as exc:
@@ -101,10 +117,8 @@ def study_state(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("dashboard:detail", slug=study.slug)
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def study_copy(request: HttpRequest, slug: str) -> HttpResponse:
-    study = access.study_for(request.user, slug, "edit")
+@with_study("edit", ("GET", "POST"))
+def study_copy(request: HttpRequest, study) -> HttpResponse:
     form = CopyForm(request.POST or None, initial={"slug": f"{study.slug}-copy"[:63]})
     if request.method == "POST" and form.is_valid():
         try:
@@ -117,10 +131,8 @@ def study_copy(request: HttpRequest, slug: str) -> HttpResponse:
                   status=400 if form.errors else 200)
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def study_share(request: HttpRequest, slug: str) -> HttpResponse:
-    study = access.study_for(request.user, slug, "own")
+@with_study("own", ("GET", "POST"))
+def study_share(request: HttpRequest, study) -> HttpResponse:
     form = ShareForm(request.POST or None)
     if request.method == "POST" and request.POST.get("remove"):
         services.study_unshare(study=study, username=request.POST["remove"])
@@ -137,12 +149,10 @@ def study_share(request: HttpRequest, slug: str) -> HttpResponse:
                   status=400 if form.errors else 200)
 
 
-@login_required
-@require_POST
-def study_preview(request: HttpRequest, slug: str) -> HttpResponse:
+@with_study("view", ("POST",))
+def study_preview(request: HttpRequest, study) -> HttpResponse:
     """Try the study as a participant would, in any state; nothing of it is counted, and starting another
     preview discards the previous ones."""
-    study = access.study_for(request.user, slug, "view")
     language = translation.get_language() or "en"
     earlier = request.session.get(PREVIEWS_KEY, [])
     session = services.preview_start(study=study, language=language, earlier=earlier)
@@ -151,19 +161,15 @@ def study_preview(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @never_cache
-@login_required
-@require_GET
-def study_snapshot_json(request: HttpRequest, slug: str) -> JsonResponse:
+@with_study("view")
+def study_snapshot_json(request: HttpRequest, study) -> JsonResponse:
     """The live snapshot as JSON (what the websocket pushes), for scripts."""
-    study = access.study_for(request.user, slug, "view")
     return JsonResponse(selectors.study_snapshot(study))
 
 
-@login_required
-@require_GET
-def study_spec_yaml(request: HttpRequest, slug: str) -> HttpResponse:
+@with_study("view")
+def study_spec_yaml(request: HttpRequest, study) -> HttpResponse:
     """The current study file (as stored: comments are not kept)."""
-    study = access.study_for(request.user, slug, "view")
     text = yaml.safe_dump(study.spec, allow_unicode=True, sort_keys=False, width=110)
     response = HttpResponse(text, content_type="application/yaml; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-v{study.version}.yaml"'

@@ -11,6 +11,11 @@ PASSWORD = "correct-horse-battery-9"
 
 
 @pytest.fixture
+def password() -> str:
+    return PASSWORD
+
+
+@pytest.fixture
 def researchers(django_user_model):
     make = django_user_model.objects.create_user
     return {name: make(name, password=PASSWORD) for name in ("alice", "bob", "vera", "ed")}
