@@ -8,10 +8,12 @@ is an error, never a silent gap. No Django import.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 
 Table = Literal["trials", "participants"]
@@ -116,7 +118,7 @@ FLAGS = _cols(
 
 PARTICIPANT = _cols(
     ("participant", "integer", "", "participant: the PaceLab session id (the key of the trials table)"),
-    ("study", "string", "", "study id"),
+    ("study", "string", "", "study id (the study file's `id`)"),
     ("panel_pid", "string", "", "the recruitment panel's participant id (for payment only; never in trials)"),
     ("panel_study_id", "string", "", "the panel's study id"),
     ("panel_session_id", "string", "", "the panel's session id"),
@@ -174,20 +176,22 @@ def codebook(columns: Iterable[str] | pd.DataFrame, table: Table = "trials") -> 
                          "unit": [c.unit for c in rows], "description": [c.description for c in rows]})
 
 
+def _missing(v: object) -> bool:
+    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and math.isnan(v))
+
+
 def cast(frame: pd.DataFrame, table: Table = "trials") -> pd.DataFrame:
     """The frame with every column in the dtype its codebook type names (nullable ints and booleans)."""
     out = {}
     for name in frame.columns:
         kind = describe(name, table).type
-        col = frame[name]
+        values = [None if _missing(v) else v for v in frame[name].tolist()]
         if kind == "datetime":
-            out[name] = pd.to_datetime(col, utc=True).astype(DTYPES[kind])
-        elif kind == "string":
-            out[name] = col.astype("object").where(col.notna(), None).astype(DTYPES[kind])
+            out[name] = pd.to_datetime(pd.Series(values, dtype=object), utc=True).astype(DTYPES[kind]).array
         elif kind == "number":
-            out[name] = pd.to_numeric(col.astype("object").where(col.notna(), None), errors="raise").astype("float64")
+            out[name] = np.array([math.nan if v is None else float(v) for v in values], dtype="float64")
         else:
-            out[name] = col.astype("object").where(col.notna(), None).astype(DTYPES[kind])
+            out[name] = pd.array(values, dtype=DTYPES[kind])
     return pd.DataFrame(out, index=frame.index, columns=frame.columns)
 
 

@@ -209,7 +209,27 @@ def _reasons(text: Any) -> list[str]:
     return [r.strip() for r in re.split(r"[;,]", str(text)) if r.strip()]
 
 
-def stage_exclusions(trials: pd.DataFrame, participants: pd.DataFrame | None) -> dict:
+TIDY_COLUMNS = {"participant", "practice", "failed_attention", "session_state", "session_excluded", "response_ms",
+                "fidelity_p95_ms"}
+
+
+def apply_rules(trials: pd.DataFrame, participants: pd.DataFrame | None, spec: Mapping | None
+                ) -> tuple[pd.DataFrame, pd.DataFrame | None, dict | None]:
+    """The study file's exclusion rules (``analysis.exclusions``) applied to a tidy frame, with their report.
+
+    Frames that are not tidy tables (no rule columns) are returned as they are, with their own marks.
+    """
+    if not TIDY_COLUMNS <= set(trials.columns):
+        return trials, participants, None
+    from analysis import exclusions
+
+    marked, report = exclusions.apply(trials, exclusions.rules_of(spec or {}), participants=participants)
+    if participants is not None:
+        participants = exclusions.mark_participants(participants, report)
+    return marked, participants, report.to_dict() | {"lines": report.lines()}
+
+
+def stage_exclusions(trials: pd.DataFrame, participants: pd.DataFrame | None, report: dict | None = None) -> dict:
     """Who and what is left out, and why (nothing is deleted: the rules only mark)."""
     people = participants if participants is not None and "participant" in participants.columns else None
     if people is None:
@@ -228,6 +248,8 @@ def stage_exclusions(trials: pd.DataFrame, participants: pd.DataFrame | None) ->
     practice = _bool_col(trials, "practice")
     attention = _bool_col(trials, "attention", "attention_check")
     return {
+        "rules": (report or {}).get("rules", []),
+        "lines": (report or {}).get("lines", []),
         "participants_total": int(len(people)),
         "participants_excluded": int(excluded.sum()) if len(people) else 0,
         "participants_included": int(len(people) - (excluded.sum() if len(people) else 0)),
@@ -661,7 +683,8 @@ def run(trials: pd.DataFrame, participants: pd.DataFrame | None = None, *, spec:
     results: dict[str, Any] = {"pipeline_version": PIPELINE_VERSION, "options": asdict(options)}
 
     track.at("exclusions")
-    results["exclusions"] = stage_exclusions(trials, participants)
+    trials, participants, report = apply_rules(trials, participants, spec)
+    results["exclusions"] = stage_exclusions(trials, participants, report)
     data = analysable(trials)
     results["n"] = {"participants": int(data["participant"].nunique()) if "participant" in data.columns else 0,
                     "trials": int(len(data))}

@@ -6,11 +6,11 @@ State changes are POST forms with CSRF; the live numbers arrive over ``/ws/dashb
 
 from __future__ import annotations
 
+from functools import wraps
+
 import yaml
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from functools import wraps
-
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse

@@ -24,6 +24,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.integration]
 SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots" / "participant"
 PROLIFIC = "https://app.prolific.com/**"
 READY = '#step[data-ready="1"]'
+# Records, at the moment the response controls appear, whether every player had finished its stream.
+CONTROLS_WATCH = """new MutationObserver(() => {
+  const c = document.getElementById("controls");
+  if (c && !c.hidden && window.__controlsAfterEnd === undefined) {
+    const players = [...document.querySelectorAll(".pl-player")];
+    window.__controlsAfterEnd = players.length > 0 && players.every((p) => p.dataset.state === "done");
+  }
+}).observe(document, { subtree: true, attributes: true, attributeFilter: ["hidden"] });"""
 
 
 def trimmed_demo(tmp_path: Path) -> dict:
@@ -71,6 +79,7 @@ def page(browser, daphne_server):
         route.fulfill(status=200, content_type="text/html", body="<html><body>panel</body></html>")
 
     page.route(PROLIFIC, panel)
+    page.add_init_script(CONTROLS_WATCH)
     page.base = daphne_server
     yield page
     context.close()
@@ -145,8 +154,8 @@ def complete_journey(page, lang: str) -> list[str]:
             progress = page.locator("#progress .progress-text").inner_text()
             done, total = view["progress"]["done"] + 1, view["progress"]["total"]
             assert progress == (f"第 {done} / {total} 题" if lang == "zh" else f"Trial {done} of {total}")
-            assert page.locator("#controls").is_hidden()  # controls only after the stream ended
             page.wait_for_selector("#controls:not([hidden])", timeout=30000)
+            assert page.evaluate("window.__controlsAfterEnd") is True  # controls only after the stream ended
             assert page.locator(".pl-player[data-state='done']").count() == len(view["trial"]["playbacks"])
             value = trial_answer(page, view)
             if page.locator("#comment").count():

@@ -10,6 +10,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studyapp"))  # stu
 PASSWORD = "correct-horse-battery-9"
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Test users log in many times: a fast hasher keeps the suite in seconds (production keeps the default)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+async def db_thread():
+    """Close the connections ``database_sync_to_async`` opened in its worker thread, so the test database can go."""
+    from channels.db import database_sync_to_async
+    from django.db import connections
+
+    yield
+    await database_sync_to_async(connections.close_all)()
+
+
 @pytest.fixture
 def password() -> str:
     return PASSWORD

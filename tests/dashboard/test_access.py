@@ -134,7 +134,7 @@ async def _socket(client: Client, slug: str, origin: str = "http://127.0.0.1"):
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_the_live_socket_refuses_strangers_and_anonymous_with_4404(study, client_of):
+async def test_the_live_socket_refuses_strangers_and_anonymous_with_4404(study, client_of, db_thread):
     for client in (client_of("bob"), Client()):
         communicator, connected = await _socket(client, study.slug)
         assert connected
@@ -142,7 +142,7 @@ async def test_the_live_socket_refuses_strangers_and_anonymous_with_4404(study, 
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_the_live_socket_sends_a_viewer_a_snapshot_at_once(study, client_of):
+async def test_the_live_socket_sends_a_viewer_a_snapshot_at_once(study, client_of, db_thread):
     communicator, connected = await _socket(client_of("vera"), study.slug)
     assert connected
     snapshot = await communicator.receive_json_from(timeout=5)
@@ -152,7 +152,7 @@ async def test_the_live_socket_sends_a_viewer_a_snapshot_at_once(study, client_o
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_the_live_socket_refuses_a_foreign_origin(study, client_of):
+async def test_the_live_socket_refuses_a_foreign_origin(study, client_of, db_thread):
     communicator, connected = await _socket(client_of("alice"), study.slug, origin="https://evil.example")
     assert not connected
 

@@ -245,3 +245,16 @@ def test_every_step_page_renders_through_a_whole_journey(study):
     assert {"consent", "environment", "instructions", "trial", "questionnaire", "debrief"} <= set(kinds)
     html = client.get(f"/p/{session.token}/").content.decode()
     assert "C7PACE1" in html and "cc=C7PACE1" in html and "完成码" in html
+
+
+def test_a_refused_device_ends_on_the_screen_out_page_with_the_studys_words_and_code(study):
+    client = Client()
+    session = enter(client, study)
+    submit(client, session, {"consent": True})
+    session.refresh_from_db()
+    phone = {"environment": {**ENV["environment"], "device": "phone"}}
+    response = submit(client, session, phone)
+    assert response.status_code == 200 and response.json()["state"] == "screened_out"
+    html = client.get(response.json()["next"]).content.decode()
+    assert 'data-state="screened_out"' in html and "needs a computer or tablet" in html
+    assert "C7SCRN0" in html and "cc=C7SCRN0" in html and "data-redirect=" not in html

@@ -108,6 +108,15 @@ async function environmentStep() {
 
 function questionnaireStep() {
   const form = root.querySelector("#questionnaire");
+  const clear = (ev) => { // an answer given clears its item's message
+    const fs = ev.target.closest(".q-item");
+    if (!fs || !fs.classList.contains("invalid")) return;
+    fs.classList.remove("invalid");
+    fs.querySelector(".field-error").hidden = true;
+    if (!form.querySelector(".q-item.invalid")) showError("");
+  };
+  form.addEventListener("input", clear);
+  form.addEventListener("change", clear);
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const { answers, ok } = collectAnswers(form);
