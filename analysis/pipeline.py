@@ -35,6 +35,7 @@ FALLING = {"ttft_ms", "ttft", "stall_ms", "stall_rate_per_s", "jitter_cv", "stal
 UNITS = {"rate": "tokens/s", "tokens_per_s": "tokens/s", "chars_per_s": "chars/s", "ttft_ms": "ms", "ttft": "ms",
          "stall_ms": "ms"}
 MAX_FLAGGED = 200
+LAPSE_FLOOR = 0.01
 MAX_VALUES = 5000
 
 Progress = Callable[[str, float], None]
@@ -314,6 +315,16 @@ def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng) -> dict:
     return out
 
 
+def _condition_order(g: pd.DataFrame, cols: list[str]) -> list[str]:
+    """Condition labels in the factors' natural order (numbers as numbers: ttft=300 before ttft=2000)."""
+    if not cols:
+        return ["all"]
+    keys = g[cols].drop_duplicates()
+    sort = pd.DataFrame({c: _numeric(keys[c]) if _numeric(keys[c]).notna().all() else keys[c].astype(str)
+                         for c in cols}, index=keys.index)
+    return list(dict.fromkeys(_label(keys.loc[sort.sort_values(cols).index], cols)))
+
+
 def _yes_no_sets(df: pd.DataFrame, spec: Mapping | None) -> list[dict]:
     """Per yes/no block: the level, its direction and the per-condition data (rows participant, level, y)."""
     sets = _factor_sets(spec)
@@ -335,7 +346,7 @@ def _yes_no_sets(df: pd.DataFrame, spec: Mapping | None) -> list[dict]:
             rho = data[["level", "y"]].corr(method="spearman").iloc[0, 1] if len(data) > 2 else 0.0
             decreasing = bool(rho < 0) if np.isfinite(rho) else False
         out.append({"block": block, "level_name": name, "unit": UNITS.get(name, ""), "decreasing": decreasing,
-                    "data": data})
+                    "data": data, "order": _condition_order(g, cond_cols)})
     return out
 
 
@@ -355,7 +366,7 @@ def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float],
                           deviance_samples=options.deviance_samples, seed=options.seed)
         entry = {"block": d["block"], "level_name": d["level_name"], "unit": d["unit"],
                  "decreasing": d["decreasing"], "conditions": [], "warnings": []}
-        groups = [("pooled", d["data"])] + list(d["data"].groupby("condition", sort=True))
+        groups = [("pooled", d["data"])] + [(c, d["data"].loc[d["data"]["condition"] == c]) for c in d["order"]]
         for cond, g in groups:
             tick(done / jobs)
             done += 1
@@ -388,21 +399,26 @@ def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
     for d in yn:
         if "data" not in d:
             continue
-        opts = FitOptions(sigmoid=options.sigmoid, decreasing=d["decreasing"], ci=options.ci,
-                          lapse_bounds=(0.0, options.lapse_max), guess_bounds=(0.0, options.guess_max),
-                          deviance_samples=0)
         rows, warnings = [], []
-        for cond, g in d["data"].groupby("condition", sort=True):
+        for cond in d["order"]:
+            g = d["data"].loc[d["data"]["condition"] == cond]
             tick(done / jobs)
             done += 1
             frame = g.rename(columns={"y": "response"})
             individual = frame["participant"].nunique() <= options.individual_max
+            pf = pooled.get((d["block"], str(cond)), {})
+            # lapse and guess fixed at the pooled fit's (floored at 1 %): free, they sit on the bound and the
+            # information matrix of the quantile becomes singular (an infinite interval)
+            opts = FitOptions(sigmoid=options.sigmoid, decreasing=d["decreasing"], ci=options.ci,
+                              lapse=max(float(pf.get("lapse") or 0.0), LAPSE_FLOOR),
+                              guess=max(float(pf.get("guess") or 0.0), LAPSE_FLOOR), deviance_samples=0)
             try:
                 pop = fit_population(frame, opts, quantile=options.quantile, individual=individual)
             except ValueError as exc:
                 warnings.append(f"{cond}: {exc}")
                 continue
-            pf = pooled.get((d["block"], str(cond)), {})
+            if not all(map(math.isfinite, pop.quantile_ci_95)):
+                warnings.append(f"{cond}: the population quantile's interval could not be computed")
             ci = pf.get("threshold_ci_95") or [None, None]
             rows.append({
                 "condition": str(cond), "n_participants": pop.n_participants, "n_trials": pop.n_trials,
@@ -411,6 +427,7 @@ def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
                 "population_q_ci_low": pop.quantile_ci_95[0], "population_q_ci_high": pop.quantile_ci_95[1],
                 "population_mu": pop.mu_level, "population_sigma": pop.sigma,
                 "mean_individual_threshold": pop.mean_individual_threshold, "converged": pop.converged,
+                "lapse": pop.lapse, "guess": pop.guess,
             })
             if not individual:
                 warnings.append(f"{cond}: {pop.n_participants} participants: individual fits skipped "
@@ -457,7 +474,8 @@ def stage_ratings(df: pd.DataFrame, spec: Mapping | None, tick: Callable[[float]
                                  "n_participants": int(data["participant"].nunique())}
         try:
             entry["mos"] = jsonable(mos(data, scale=scale))
-            entry["mos_by_factor"] = {c[2:]: jsonable(mos(data, condition=c, scale=scale)) for c in factors}
+            entry["mos_by_factor"] = {c[2:]: jsonable(mos(data, condition=c, scale=scale).rename(columns={c: "level"}))
+                                      for c in factors}
         except RatingsError as exc:
             entry["warnings"].append(f"MOS: {exc}")
         try:
@@ -649,7 +667,12 @@ def stage_fidelity(trials: pd.DataFrame, participants: pd.DataFrame | None, opti
     device = next((c for c in ("device_class", "device") if c in df.columns), None)
     df["strategy_"] = df["strategy"].astype(str) if "strategy" in df.columns else "all"
     df["device_"] = df[device].fillna("unknown").astype(str) if device else "unknown"
-    violated = _bool_col(df, "fidelity_violated") | (df["p95"] > options.fidelity_bound_ms)
+    bounds = _numeric(df["fidelity_bound_ms"]).dropna() if "fidelity_bound_ms" in df.columns else pd.Series()
+    bound = float(bounds.iloc[0]) if len(bounds) else options.fidelity_bound_ms
+    violated = df["p95"] > bound
+    if "fidelity_violated" in df.columns:
+        marked = df["fidelity_violated"]
+        violated = marked.where(marked.notna(), violated).astype(bool)
     df["violated_"] = violated
     groups = []
     edges = np.arange(0, 105, 5.0)
@@ -664,7 +687,7 @@ def stage_fidelity(trials: pd.DataFrame, participants: pd.DataFrame | None, opti
     cols = [c for c in ("participant", "block", "trial", "trial_index", "condition", "strategy") if c in df.columns]
     flagged = df.loc[df["violated_"]].sort_values("p95", ascending=False)
     return {
-        "available": True, "bound_ms": options.fidelity_bound_ms, "n_trials": int(len(df)),
+        "available": True, "bound_ms": bound, "n_trials": int(len(df)),
         "n_violated": int(df["violated_"].sum()), "groups": groups,
         "flagged": jsonable(flagged[cols + ["p95"]].head(MAX_FLAGGED)),
         "n_flagged_listed": int(min(len(flagged), MAX_FLAGGED)),

@@ -28,7 +28,8 @@ END_TEXT = {Session.State.COMPLETED: "completion", Session.State.SCREENED_OUT: "
             Session.State.TIMED_OUT: "timeout", Session.State.WITHDRAWN: "withdrawn",
             Session.State.RETURNED: "returned"}
 END_LINK = {Session.State.COMPLETED: "completion", Session.State.SCREENED_OUT: "screen_out",
-            Session.State.TIMED_OUT: "returned", Session.State.RETURNED: "returned"}
+            Session.State.TIMED_OUT: "returned", Session.State.RETURNED: "returned",
+            Session.State.WITHDRAWN: "returned"}  # a panel counts a withdrawal as a return
 
 
 def _session_or_404(token: str) -> Session:

@@ -77,6 +77,14 @@ ensure_postgres() {
   fi
   for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 && break; sleep 0.5; done
   pg_isready -q -h 127.0.0.1 || die "PostgreSQL did not come up"
+  # The suite runs several Daphne and Celery processes per test worker: allow more than the default 100.
+  local maxconn; maxconn="$(su postgres -c "psql -tAc 'SHOW max_connections' -d postgres")"
+  if [ "${maxconn:-0}" -lt 400 ]; then
+    log "raising PostgreSQL max_connections to 400"
+    su postgres -c "psql -q -c 'ALTER SYSTEM SET max_connections = 400' -d postgres"
+    pg_ctlcluster --skip-systemctl-redirect "$v" main restart
+    for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 && break; sleep 0.5; done
+  fi
   local pwfile="$VAR/pg_password"
   [ -f "$pwfile" ] || { "$PY" -c 'import secrets; print(secrets.token_hex(16))' > "$pwfile"; chmod 600 "$pwfile"; }
   local pw; pw="$(cat "$pwfile")"

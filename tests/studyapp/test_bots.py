@@ -88,7 +88,7 @@ def test_fifty_bots_complete_the_study_and_every_answer_is_stored_once(server, s
         "duplicate_acks": summary["duplicate_acks"], "retries": summary["retries"], "groups": dict(groups),
         "block_orders": {f"{g} {'>'.join(o)}": n for (g, o), n in sorted(orders.items())},
         "flagged": sum(1 for s in sessions.values() if s.flags), "paint_batches": PaintReport.objects.count(),
-        "wall_s": round(wall, 1),
+        "wall_s": round(wall, 1), "timing": summary["timing"],
     }
     print("\nbot run counts:", json.dumps(counts, indent=1))
 

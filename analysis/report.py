@@ -1,0 +1,151 @@
+"""The HTML report of an analysis run and the methods paragraph written from the study file and the results.
+
+``methods_paragraph`` is pure (a study file dict and a results dict in, text out) so it can be tested and pasted
+into a paper; ``render_html`` fills ``templates/analysis/report.html`` (Django's template engine, imported
+lazily) with the tables, the exclusion report and the figures' SVG inlined, so the report is one
+self-contained file that opens without the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def _text(value: Any, language: str = "en") -> str:
+    if isinstance(value, Mapping):
+        return str(value.get(language) or next(iter(value.values()), ""))
+    return str(value or "")
+
+
+def _join(items: Sequence[str]) -> str:
+    items = [i for i in items if i]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _factor(f: Mapping[str, Any]) -> str:
+    labels = [str(lv.get("label")) if isinstance(lv, Mapping) else str(lv) for lv in f.get("levels") or []]
+    how = "between subjects" if f.get("assignment") == "between" else "within subjects"
+    return f"{f['name']} ({len(labels)} levels: {', '.join(labels)}; {how})"
+
+
+TASKS = {"acceptability": "yes/no acceptability judgements", "rating": "ratings", "afc": "two-alternative forced "
+         "choices (which stream felt faster)", "reading": "reading times"}
+
+
+def _block(b: Mapping[str, Any]) -> str:
+    task = b.get("task") or {}
+    kind = TASKS.get(task.get("type"), str(task.get("type")))
+    scale = task.get("scale") or {}
+    if scale.get("type") == "likert":
+        kind += f" on a {scale.get('points')}-point scale"
+    elif scale.get("type") == "slider":
+        kind += f" on a {scale.get('min')}–{scale.get('max')} slider"
+    design = b.get("design") or {}
+    if "factorial" in design:
+        how = f"crossing {' × '.join(design['factorial'])}"
+    elif "conditions" in design:
+        how = f"{len(design['conditions'])} listed conditions"
+    elif b.get("procedure"):
+        how = f"an adaptive {b['procedure'].get('method', '')} procedure"
+    elif b.get("trials"):
+        how = f"{len(b['trials'])} explicit trials"
+    else:
+        how = "the study's default design"
+    if task.get("compare"):
+        how += f", pairing the levels of {task['compare']}"
+    reps = int(b.get("repeats", 1))
+    return f"{b['id']} ({kind}; {how}{f', each shown {reps} times' if reps > 1 else ''})"
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}g}"
+
+
+def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> str:
+    """A methods section in prose: design, N, exclusions, and how each analysis was fitted."""
+    opts = results.get("options") or {}
+    out = []
+    title = _text(spec.get("title"))
+    main = [b for b in spec.get("blocks") or [] if b.get("type") == "main"]
+    practice = [b for b in spec.get("blocks") or [] if b.get("type") == "practice"]
+    out.append(f"The study “{title}” ({spec.get('id', '')}) presented LLM answers streamed at controlled timings in "
+               f"{len(main)} main block(s): {_join([_block(b) for b in main])}"
+               + (f", after {len(practice)} practice block(s) that were not analysed." if practice else "."))
+    if spec.get("factors"):
+        out.append(f"Factors: {_join([_factor(f) for f in spec['factors']])}.")
+    cb = spec.get("counterbalancing") or {}
+    if cb:
+        out.append(f"Block order was {cb.get('block_order', 'fixed').replace('_', ' ')}; trial order was randomised per "
+                   f"participant" + (f" with at most {cb['max_repeats']} repeats of a condition in a row"
+                                     if cb.get("max_repeats") else "")
+                   + (f"; 2AFC presentation order was {cb.get('afc_order', 'balanced')}." if any(
+                       (b.get("task") or {}).get("type") == "afc" for b in main) else "."))
+    ex = results.get("exclusions") or {}
+    rules = ex.get("rules") or []
+    n_total, n_ex = ex.get("participants_total", 0), ex.get("participants_excluded", 0)
+    text = f"{n_total} participant(s) took part"
+    if rules:
+        parts = []
+        for r in rules:
+            params = ", ".join(f"{k} = {v}" for k, v in (r.get("params") or {}).items())
+            parts.append(f"{r['rule'].replace('_', ' ')}{f' ({params})' if params else ''}: "
+                         f"{len(r.get('participants') or [])}")
+        text += (f"; the pre-registered exclusion rules removed {n_ex} ({'; '.join(parts)}), leaving "
+                 f"{n_total - n_ex}")
+    elif n_ex:
+        text += f"; {n_ex} were excluded, leaving {n_total - n_ex}"
+    out.append(text + f". {ex.get('trials_analysed', 0)} main trials were analysed (attention checks and practice "
+               f"trials excluded).")
+    if any(p.get("pooled") for p in results.get("psychometric") or []):
+        out.append(
+            f"Yes/no answers were modelled per condition and pooled with psychometric functions ψ(x) = γ + (1 − γ − λ)"
+            f"·S(x; m, w), S a {opts.get('sigmoid', 'logistic')} sigmoid, with lapse λ and guess γ free in "
+            f"[0, {opts.get('lapse_max', 0.2)}] and [0, {opts.get('guess_max', 0.2)}], fitted as a Bayesian posterior on "
+            f"a grid with psignifit 4's default priors and beta-binomial overdispersion; thresholds (m, the 50 % point "
+            f"of the sigmoid's rise) are reported with {100 * opts.get('ci', 0.95):g} % credible intervals.")
+    if any(p.get("rows") for p in results.get("population") or []):
+        q = 100 * opts.get("quantile", 0.75)
+        out.append(
+            f"Population acceptability (the level at which {q:g} % of users accept) was estimated with a hierarchical "
+            f"model: participants' thresholds Normal(μ, σ), a shared width, lapse and guess fixed at the pooled fit's "
+            f"values (at least 1 %), each threshold integrated out numerically; the {q:g} % point μ + Φ⁻¹({q / 100:g})·σ "
+            f"has a delta-method 95 % interval.")
+    ratings = [r for r in results.get("ratings") or [] if r.get("mos")]
+    if ratings:
+        formulas = [r["mixed_model"]["formula"] for r in ratings if r.get("mixed_model")]
+        out.append(
+            "Ratings were summarised as mean opinion scores with Student-t 95 % intervals, rater bias and "
+            "inconsistency were estimated with the subject model of Li & Bampis (2017)"
+            + (f", and factor effects with linear mixed models ({'; '.join(formulas)}) with a random intercept per "
+               f"participant (REML)" if formulas else "") + ".")
+    pw = [p for p in results.get("pairwise") or [] if p.get("thurstone") or p.get("pse_jnd")]
+    if pw:
+        out.append(
+            f"Two-alternative forced choices were scaled with Thurstone Case V (maximum likelihood with a distance "
+            f"prior; 1 JOD = 75 % preference) and Bradley–Terry, with percentile intervals from "
+            f"{opts.get('n_boot', 1000)} bootstrap resamples of participants; where the two streams differed in a rate, "
+            f"a logistic fit of the choice on the log rate ratio gave the PSE and JND.")
+    if results.get("predictors"):
+        out.append("Candidate stream metrics were ranked by their held-out log-likelihood gain in 5-fold "
+                   "cross-validation grouped by participant (yes/no) or by the absolute Spearman correlation with the "
+                   "mean response per stimulus (ratings).")
+    fid = results.get("fidelity") or {}
+    if fid.get("available"):
+        out.append(f"Timing fidelity was checked from the browsers' paint logs: {fid.get('n_violated', 0)} of "
+                   f"{fid.get('n_trials', 0)} trials had a 95th-percentile lateness (painted − scheduled) above "
+                   f"{_fmt(fid.get('bound_ms'))} ms.")
+    return " ".join(out)
+
+
+def render_html(*, spec: Mapping[str, Any], results: Mapping[str, Any], figures: Sequence[Mapping[str, Any]],
+                methods: str, run: Mapping[str, Any] | None = None) -> str:
+    """The report page. ``figures``: ``[{name, caption, svg, files}]`` (SVG text inlined)."""
+    from django.template.loader import render_to_string
+
+    return render_to_string("analysis/report.html", {
+        "title": _text(spec.get("title")), "study_id": spec.get("id", ""), "results": results, "figures": figures,
+        "methods": methods, "run": run or {}, "exclusion_lines": (results.get("exclusions") or {}).get("lines") or [],
+    })

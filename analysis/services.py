@@ -1,0 +1,216 @@
+"""Writes of the analysis layer: requesting, running and cancelling analysis runs.
+
+A run is idempotent (STYLE.md: Celery redelivers unacknowledged tasks): ``analysis_run`` returns a finished run as
+it is; an attempt takes a fresh *lease* on the row when it starts, writes its files into a private directory and,
+under a row lock, stores results and moves the files into place only if it still holds the lease. A task
+redelivered after its worker died takes the lease over and starts again; the dead attempt can never store. So a
+run ends with exactly one results value and one file set, under ``VAR_DIR/analysis/<run id>/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import traceback
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Max
+from django.utils import timezone
+
+from analysis import events, pipeline
+from analysis.models import AnalysisFile, AnalysisRun
+from pacelab.tasks import enqueue
+from studyapp.models import Answer, Session, Study
+
+log = logging.getLogger("pacelab")
+ACTIVE = (AnalysisRun.State.QUEUED, AnalysisRun.State.RUNNING)
+
+
+def analysis_root() -> Path:
+    return Path(settings.VAR_DIR) / "analysis"
+
+
+def run_dir(run: AnalysisRun | int) -> Path:
+    """Where a finished run's files live: ``report.html``, ``results.json``, ``methods.txt``, ``figures/``."""
+    return analysis_root() / str(run if isinstance(run, int) else run.pk)
+
+
+def report_path(run: AnalysisRun) -> Path:
+    return run_dir(run) / "report.html"
+
+
+def data_version(study: Study) -> str:
+    """A hash of everything the analysis reads: the study file, sessions' states and marks, answers, paint logs.
+
+    Answers and paint batches are only ever added (never edited), so their count and largest id stand for them.
+    """
+    from playback.models_delivery import PaintReport
+
+    sessions = list(Session.objects.filter(study=study, preview=False).order_by("id")
+                    .values_list("id", "state", "excluded", "flags", "group"))
+    answers = Answer.objects.filter(session__study=study, session__preview=False).aggregate(n=Count("id"),
+                                                                                           last=Max("id"))
+    paints = PaintReport.objects.filter(playback__trial_link__trial__session__study=study,
+                                        playback__trial_link__trial__session__preview=False).aggregate(
+        n=Count("id"), last=Max("id"))
+    doc = {"pipeline": pipeline.PIPELINE_VERSION, "spec": study.spec_hash, "version": study.version,
+           "sessions": sessions, "answers": answers, "paints": paints}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def analysis_request(*, study: Study, by=None, force: bool = False, enqueue_task: bool = True) -> AnalysisRun:
+    """The run for the study's current data: a stored or running one, else a new run enqueued on commit.
+
+    ``force`` starts a new run even when a finished one exists for this data (a run already under way is
+    returned). ``enqueue_task=False`` leaves running it to the caller (``manage.py analyze --inline``).
+    """
+    from analysis.tasks import run_analysis
+
+    version = data_version(study)
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()  # one request at a time per study
+        runs = AnalysisRun.objects.filter(study=study, data_version=version)
+        existing = runs.filter(state__in=ACTIVE if force else (*ACTIVE, AnalysisRun.State.DONE)).order_by("-id")
+        run = existing.first()
+        if run is not None:
+            return run
+        run = AnalysisRun.objects.create(study=study, data_version=version, requested_by=by)
+        if enqueue_task:
+            transaction.on_commit(lambda: enqueue(run_analysis, run.pk))
+    return run
+
+
+def analysis_cancel(*, run: AnalysisRun) -> AnalysisRun:
+    """Cancel a run: a queued run at once, a running one at its next step (the pipeline checks between steps)."""
+    with transaction.atomic():
+        row = AnalysisRun.objects.select_for_update().get(pk=run.pk)
+        if row.state == AnalysisRun.State.QUEUED:
+            row.state, row.finished_at = AnalysisRun.State.CANCELLED, timezone.now()
+        elif row.state == AnalysisRun.State.RUNNING:
+            row.cancel_requested = True
+        row.save(update_fields=["state", "finished_at", "cancel_requested"])
+        events.analysis_progress(row.pk, state=row.state, stage=row.stage, percent=row.percent)
+    return row
+
+
+def _test_delay() -> float:
+    value = getattr(settings, "PACELAB_ANALYSIS_TEST_DELAY", None) or os.environ.get("PACELAB_ANALYSIS_TEST_DELAY")
+    return float(value or 0.0)
+
+
+def _start(run_id: int, lease: str) -> AnalysisRun | None:
+    """Take the run for this attempt; None when it is finished (returned as is by the caller)."""
+    with transaction.atomic():
+        run = AnalysisRun.objects.select_for_update().select_related("study").get(pk=run_id)
+        if run.finished:
+            return None
+        if run.cancel_requested:
+            run.state, run.finished_at = AnalysisRun.State.CANCELLED, timezone.now()
+            run.save(update_fields=["state", "finished_at"])
+            return None
+        if run.state == AnalysisRun.State.RUNNING:
+            log.warning("analysis run %s: attempt %s was interrupted; starting again", run.pk, run.attempts)
+        run.state, run.lease, run.attempts = AnalysisRun.State.RUNNING, lease, run.attempts + 1
+        run.stage, run.percent, run.started_at, run.error = "loading", 0.0, timezone.now(), ""
+        run.save(update_fields=["state", "lease", "attempts", "stage", "percent", "started_at", "error"])
+        events.analysis_progress(run.pk, state=run.state, stage=run.stage, percent=0.0)
+    return run
+
+
+def _finish(run_id: int, lease: str, state: str, *, results=None, error: str = "", staged: Path | None = None,
+            files: list[tuple[str, str]] = ()) -> AnalysisRun:
+    """Store the outcome if this attempt still holds the lease; move its files into place under the same lock."""
+    with transaction.atomic():
+        run = AnalysisRun.objects.select_for_update().get(pk=run_id)
+        if run.lease != lease or run.state != AnalysisRun.State.RUNNING:
+            if staged is not None:
+                shutil.rmtree(staged, ignore_errors=True)
+            return run
+        if state == AnalysisRun.State.DONE and run.cancel_requested:
+            state = AnalysisRun.State.CANCELLED
+        if state == AnalysisRun.State.DONE and staged is not None:
+            final = run_dir(run)
+            if final.exists():  # an attempt that died after moving its files but before committing
+                shutil.rmtree(final)
+            os.replace(staged, final)
+            AnalysisFile.objects.filter(run=run).delete()
+            AnalysisFile.objects.bulk_create([
+                AnalysisFile(run=run, name=name, kind=kind, size=(final / name).stat().st_size) for name, kind in files
+            ])
+        elif staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
+        run.state, run.finished_at, run.error = state, timezone.now(), error
+        run.results = results if state == AnalysisRun.State.DONE else None
+        if state == AnalysisRun.State.DONE:
+            run.stage, run.percent = "done", 100.0
+        run.save(update_fields=["state", "finished_at", "error", "results", "stage", "percent"])
+        events.analysis_progress(run.pk, state=run.state, stage=run.stage, percent=run.percent)
+    return run
+
+
+def write_outputs(*, run: AnalysisRun, results: dict, out: Path, on_figure=None) -> list[tuple[str, str]]:
+    """Figures (SVG, PNG, PDF), ``results.json``, ``methods.txt`` and ``report.html`` into ``out``."""
+    from analysis import figures, report
+
+    out.mkdir(parents=True, exist_ok=True)
+    made = figures.render_all(results, out / "figures", on_figure=on_figure)
+    files: list[tuple[str, str]] = []
+    shown = []
+    for fig in made:
+        files += [(f"figures/{f}", "figure") for f in fig["files"]]
+        svg = next((f for f in fig["files"] if f.endswith(".svg")), None)
+        shown.append(fig | {"svg": (out / "figures" / svg).read_text() if svg else ""})
+    spec = run.study.spec
+    methods = report.methods_paragraph(spec, results)
+    (out / "methods.txt").write_text(methods + "\n", encoding="utf-8")
+    (out / "results.json").write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    meta = {"id": run.pk, "data_version": run.data_version, "finished_at": timezone.now().isoformat(timespec="seconds")}
+    html = report.render_html(spec=spec, results=results, figures=shown, methods=methods, run=meta)
+    (out / "report.html").write_text(html, encoding="utf-8")
+    return files + [("methods.txt", "methods"), ("results.json", "table"), ("report.html", "report")]
+
+
+def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = None,
+                 options: pipeline.Options | None = None) -> AnalysisRun:
+    """Run a queued run (the task body). Idempotent: a run already done, failed or cancelled is returned as is."""
+    from analysis.progress import Reporter
+    from analysis.selectors import study_frame
+
+    lease = uuid.uuid4().hex
+    run = _start(run_id, lease)
+    if run is None:
+        return AnalysisRun.objects.get(pk=run_id)
+    root = analysis_root()
+    root.mkdir(parents=True, exist_ok=True)
+    for stale in root.glob(f".{run_id}-*"):  # files of attempts that died
+        shutil.rmtree(stale, ignore_errors=True)
+    staged = root / f".{run_id}-{lease}"
+    reporter = Reporter(run_id, lease, delay=_test_delay(), echo=echo)
+    try:
+        trials, participants = study_frame(run.study)
+        results = pipeline.run(trials, participants, spec=run.study.spec, options=options, progress=reporter,
+                               cancelled=reporter.cancelled)
+        reporter("report", 99.0)
+        files = write_outputs(run=run, results=results, out=staged,
+                              on_figure=lambda i: reporter.cancelled() and _raise_cancelled())
+    except (pipeline.Cancelled, KeyboardInterrupt) as exc:
+        out = _finish(run_id, lease, AnalysisRun.State.CANCELLED, staged=staged)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return out
+    except Exception as exc:  # noqa: BLE001 - any failure is recorded on the run, with its reason
+        log.exception("analysis run %s failed", run_id)
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return _finish(run_id, lease, AnalysisRun.State.FAILED, error=detail, staged=staged)
+    return _finish(run_id, lease, AnalysisRun.State.DONE, results=results, staged=staged, files=files)
+
+
+def _raise_cancelled() -> None:
+    raise pipeline.Cancelled("report")
