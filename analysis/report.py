@@ -78,11 +78,11 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
         out.append(f"Factors: {_join([_factor(f) for f in spec['factors']])}.")
     cb = spec.get("counterbalancing") or {}
     if cb:
-        out.append(f"Block order was {cb.get('block_order', 'fixed').replace('_', ' ')}; trial order was randomised per "
-                   f"participant" + (f" with at most {cb['max_repeats']} repeats of a condition in a row"
-                                     if cb.get("max_repeats") else "")
-                   + (f"; 2AFC presentation order was {cb.get('afc_order', 'balanced')}." if any(
-                       (b.get("task") or {}).get("type") == "afc" for b in main) else "."))
+        order = cb.get("block_order", "fixed").replace("_", " ")
+        repeats = f" with at most {cb['max_repeats']} repeats of a condition in a row" if cb.get("max_repeats") else ""
+        afc = any((b.get("task") or {}).get("type") == "afc" for b in main)
+        out.append(f"Block order was {order}; trial order was randomised per participant{repeats}"
+                   + (f"; 2AFC presentation order was {cb.get('afc_order', 'balanced')}." if afc else "."))
     ex = results.get("exclusions") or {}
     rules = ex.get("rules") or []
     n_total, n_ex = ex.get("participants_total", 0), ex.get("participants_excluded", 0)
@@ -103,16 +103,17 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
         out.append(
             f"Yes/no answers were modelled per condition and pooled with psychometric functions ψ(x) = γ + (1 − γ − λ)"
             f"·S(x; m, w), S a {opts.get('sigmoid', 'logistic')} sigmoid, with lapse λ and guess γ free in "
-            f"[0, {opts.get('lapse_max', 0.2)}] and [0, {opts.get('guess_max', 0.2)}], fitted as a Bayesian posterior on "
-            f"a grid with psignifit 4's default priors and beta-binomial overdispersion; thresholds (m, the 50 % point "
-            f"of the sigmoid's rise) are reported with {100 * opts.get('ci', 0.95):g} % credible intervals.")
+            f"[0, {opts.get('lapse_max', 0.2)}] and [0, {opts.get('guess_max', 0.2)}], fitted as a Bayesian "
+            f"posterior on a grid with psignifit 4's default priors and beta-binomial overdispersion; thresholds "
+            f"(m, the 50 % point of the sigmoid's rise) are reported with {100 * opts.get('ci', 0.95):g} % "
+            f"credible intervals.")
     if any(p.get("rows") for p in results.get("population") or []):
         q = 100 * opts.get("quantile", 0.75)
         out.append(
             f"Population acceptability (the level at which {q:g} % of users accept) was estimated with a hierarchical "
             f"model: participants' thresholds Normal(μ, σ), a shared width, lapse and guess fixed at the pooled fit's "
-            f"values (at least 1 %), each threshold integrated out numerically; the {q:g} % point μ + Φ⁻¹({q / 100:g})·σ "
-            f"has a delta-method 95 % interval.")
+            f"values (at least 1 %), each threshold integrated out numerically; the {q:g} % point "
+            f"μ + Φ⁻¹({q / 100:g})·σ has a delta-method 95 % interval.")
     ratings = [r for r in results.get("ratings") or [] if r.get("mos")]
     if ratings:
         formulas = [r["mixed_model"]["formula"] for r in ratings if r.get("mixed_model")]
@@ -126,8 +127,8 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
         out.append(
             f"Two-alternative forced choices were scaled with Thurstone Case V (maximum likelihood with a distance "
             f"prior; 1 JOD = 75 % preference) and Bradley–Terry, with percentile intervals from "
-            f"{opts.get('n_boot', 1000)} bootstrap resamples of participants; where the two streams differed in a rate, "
-            f"a logistic fit of the choice on the log rate ratio gave the PSE and JND.")
+            f"{opts.get('n_boot', 1000)} bootstrap resamples of participants; where the two streams differed in a "
+            f"rate, a logistic fit of the choice on the log rate ratio gave the PSE and JND.")
     if results.get("predictors"):
         out.append("Candidate stream metrics were ranked by their held-out log-likelihood gain in 5-fold "
                    "cross-validation grouped by participant (yes/no) or by the absolute Spearman correlation with the "

@@ -52,7 +52,7 @@ class RunConfig:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     params: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PARAMS))  # the study's panel parameters
     timeout_s: float = 60.0
-    retries: int = 6
+    retries: int = 8
     max_steps: int = 5000
 
     def __post_init__(self) -> None:
@@ -108,6 +108,7 @@ class BotResult:
     resent: int = 0  # acknowledged submits deliberately sent again
     refused: int = 0  # 409s (stale step): the bot asked the server again
     replays: int = 0  # trials started again after a websocket failure
+    retry_reasons: dict[str, int] = field(default_factory=dict)
     sent: set[str] = field(default_factory=set)  # client_ids submitted
     acked: dict[str, int] = field(default_factory=dict)  # client_id -> how often acknowledged as new (stored)
     duplicate_acks: int = 0
@@ -165,14 +166,20 @@ class Participant:
             except httpx.TransportError as exc:
                 if attempt == self.config.retries:
                     raise BotError(f"{method} {path}: {type(exc).__name__}: {exc}") from None
+                reason = type(exc).__name__
             else:
                 if response.status_code < 500 or attempt == self.config.retries:
                     return response
+                reason = f"HTTP {response.status_code}"
             if method == "POST":
                 self.result.retries += 1
+            self._retried(f"{method} {path.rsplit('/', 1)[-1] or 'enter'}: {reason}")
             await asyncio.sleep(delay)
             delay = min(delay * 2, 3.0)
         raise AssertionError("unreachable")
+
+    def _retried(self, reason: str) -> None:
+        self.result.retry_reasons[reason] = self.result.retry_reasons.get(reason, 0) + 1
 
     async def _step(self) -> dict[str, Any]:
         t = _now_ms()
@@ -266,14 +273,27 @@ class Participant:
                     break
             if self.config.paint and entries:
                 for batch, start in enumerate(range(0, len(entries), MAX_PAINT_ENTRIES), 1):
-                    await ws.send(json.dumps({"type": "paint", "batch": batch,
-                                              "entries": entries[start:start + MAX_PAINT_ENTRIES]}))
-                    ack = await self._recv(ws)
-                    if ack.get("type") != "ack" or ack.get("batch") != batch:
-                        raise BotError(f"paint: expected ack of batch {batch}, got {ack}")
-                    self.result.paint_batches += 1
+                    await self._paint(ws, batch, entries[start:start + MAX_PAINT_ENTRIES])
         self.result.play_ms.append(_now_ms() - t_play)
         return frames, ready["mode"]
+
+    async def _paint(self, ws, batch: int, entries: list[dict[str, Any]]) -> None:
+        """Send one paint batch until it is acknowledged (the server asks for it again when it could not store
+        it; a repeat of a stored batch is acknowledged without storing it twice)."""
+        message = json.dumps({"type": "paint", "batch": batch, "entries": entries})
+        delay = 0.2
+        for attempt in range(self.config.retries + 1):
+            await ws.send(message)
+            reply = json.loads(await asyncio.wait_for(ws.recv(), self.config.timeout_s))
+            if reply.get("type") == "ack" and reply.get("batch") == batch:
+                self.result.paint_batches += 1
+                return
+            error = str(reply.get("error", reply))
+            if "send it again" not in error or attempt == self.config.retries:
+                raise BotError(f"paint: batch {batch}: {error}")
+            self._retried(f"paint: {error}")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 3.0)
 
     async def _trial(self, view: dict[str, Any]) -> tuple[dict[str, Any], TrialRecord]:
         trial = view["trial"]
@@ -363,6 +383,14 @@ async def run(config: RunConfig) -> list[BotResult]:
     return list(await asyncio.gather(*(one(i, b) for i, b in enumerate(bots))))
 
 
+def _merged(counts) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
 def _stats(values: list[float]) -> dict[str, float | None]:
     if not values:
         return {"n": 0, "p50": None, "p95": None, "max": None}
@@ -395,6 +423,7 @@ def summary(config: RunConfig, results: list[BotResult], wall_s: float, *, truth
         "resent": sum(r.resent for r in results),
         "submit_requests": sum(r.posts for r in results),
         "retries": sum(r.retries for r in results),
+        "retry_reasons": _merged(r.retry_reasons for r in results),
         "stale_refusals": sum(r.refused for r in results),
         "trial_replays": sum(r.replays for r in results),
         "paint_batches": sum(r.paint_batches for r in results),

@@ -139,6 +139,7 @@ async def test_the_live_socket_refuses_strangers_and_anonymous_with_4404(study, 
         communicator, connected = await _socket(client, study.slug)
         assert connected
         assert await communicator.receive_output(timeout=3) == {"type": "websocket.close", "code": 4404}
+        await communicator.disconnect()
 
 
 @pytest.mark.django_db(transaction=True)

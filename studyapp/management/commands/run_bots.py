@@ -93,15 +93,18 @@ def database_counts(study: Study, results: list[bots.BotResult]) -> dict:
     answers = Answer.objects.filter(session__in=sessions)
     acked = {cid for r in results for cid in r.acked}
     found = set(answers.filter(client_id__in=acked).values_list("client_id", flat=True)) if acked else set()
-    per_trial = answers.filter(trial__isnull=False).values("trial").annotate(n=Count("id")).filter(n__gt=1).count()
+    per_trial = answers.filter(trial__isnull=False).values("trial").annotate(n=Count("id")).filter(n__gt=1).order_by()
+    per_key = answers.values("session", "client_id").annotate(n=Count("id")).filter(n__gt=1).order_by()
     return {
         "states": dict(sessions.values_list("state").annotate(n=Count("id")).order_by()),
         "completed": sessions.filter(state=Session.State.COMPLETED).count(),
         "responses_stored": answers.count(),
-        # Stored beyond one per acknowledged answer: should be 0 (a retry is acknowledged, not stored again).
-        "duplicates": answers.count() - len(found) + per_trial,
-        "lost": len(acked - found),  # acknowledged but not in the database: should be 0
-        "flagged_attention": sessions.filter(flags__icontains="failed attention check").count(),
+        # An answer stored twice (one idempotency key or one trial with two rows): must be 0.
+        "duplicates": per_trial.count() + per_key.count(),
+        "lost": len(acked - found),  # acknowledged but not in the database: must be 0
+        "stored_unacked": answers.count() - len(found),  # stored, but the bot never saw the acknowledgement
+        "flagged_attention": sum(any(str(f).startswith("failed attention check") for f in flags)
+                                 for flags in sessions.values_list("flags", flat=True)),
     }
 
 
@@ -167,9 +170,10 @@ class Command(BaseCommand):
             out = bots.summary(config, results, wall, truth=opts["truth"])
             db = database_counts(study, results)
             out.update(completed=db["completed"], responses_stored=db["responses_stored"],
-                       duplicates=db["duplicates"], lost=db["lost"], flagged_attention=db["flagged_attention"],
+                       duplicates=db["duplicates"], lost=db["lost"], stored_unacked=db["stored_unacked"],
+                       flagged_attention=db["flagged_attention"],
                        db_states=db["states"], counted_from="database")
-            out["note"] = "responses_stored, duplicates, lost and db_states counted from the database"
+            out["note"] = "responses_stored, duplicates, lost, stored_unacked and db_states counted from the database"
         if opts["json"]:
             self.stdout.write(json.dumps(out, indent=2, default=str))
         else:

@@ -1,0 +1,166 @@
+"""Analysis runs on a real Celery worker against real Redis and PostgreSQL, including a worker killed mid-run."""
+
+import math
+import re
+import signal
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studyapp"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+
+from journey_driver import answer_for  # noqa: E402
+from procs import start_celery_worker, stop  # noqa: E402
+from study_builders import study as study_doc  # noqa: E402
+
+from analysis import services  # noqa: E402
+from analysis.models import AnalysisFile, AnalysisRun  # noqa: E402
+from studyapp import selectors as study_selectors  # noqa: E402
+from studyapp import services as study_services  # noqa: E402
+from studyapp.models import Study, Trial  # noqa: E402
+
+pytestmark = [pytest.mark.integration]
+
+
+def _answer(session, threshold: float) -> None:
+    """Drive one step; acceptability: yes when the trial's rate is above the participant's threshold."""
+    session.refresh_from_db()
+    view = study_selectors.step_view(session)
+    payload = answer_for(view)
+    if view["kind"] == "trial":
+        trial = Trial.objects.get(session=session, index=view["trial"]["index"])
+        study_services.trial_show(session=session, trial=trial)
+        rate = float(trial.condition.split("rate=")[1].split(",")[0])
+        payload = payload | {"response": "yes" if rate > threshold else "no"}
+    study_services.session_submit(session_token=session.token, client_id=uuid.uuid4().hex, step=session.step,
+                                  payload=payload)
+
+
+def _study(n: int = 4) -> Study:
+    owner = get_user_model().objects.create_user("researcher", password="pw-not-used-123")
+    doc = study_doc(id=f"task-{uuid.uuid4().hex[:6]}")
+    study, _ = study_services.study_load(doc=doc, owner=owner)
+    study_services.study_set_state(study=study, state=Study.State.OPEN)
+    for i in range(n):
+        session, _ = study_services.session_enter(study=study, panel={"participant": f"p{i}"})
+        for _ in range(200):
+            session.refresh_from_db()
+            if session.state != session.State.ACTIVE:
+                break
+            _answer(session, threshold=15 + 15 * i)
+    return study
+
+
+def _wait(run_id: int, timeout: float = 120.0, until=lambda r: r.finished) -> AnalysisRun:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = AnalysisRun.objects.get(pk=run_id)
+        if until(run):
+            return run
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} is {run.state} ({run.stage} {run.percent} %) after {timeout}s")
+
+
+@pytest.fixture
+def var_dir(service_env, settings, tmp_path):
+    """A VAR_DIR of the test's own, shared with the worker (requested before ``celery_worker``)."""
+    settings.VAR_DIR = tmp_path / "var"
+    service_env["PACELAB_VAR_DIR"] = str(settings.VAR_DIR)
+    return settings.VAR_DIR
+
+
+def test_a_worker_runs_the_analysis_once_and_an_unchanged_study_reuses_it(var_dir, celery_worker):
+    study = _study()
+    with transaction.atomic():
+        run = services.analysis_request(study=study)
+    assert run.state == AnalysisRun.State.QUEUED
+    run = _wait(run.pk)
+    assert run.state == AnalysisRun.State.DONE, run.error
+    fit = run.results["psychometric"][0]["pooled"]
+    assert 15 <= fit["threshold"] <= 80 and fit["n_trials"] == 4 * 6
+    assert run.attempts == 1 and run.percent == 100.0
+    assert services.analysis_request(study=study).pk == run.pk  # same data: the stored run
+    names = set(AnalysisFile.objects.filter(run=run).values_list("name", flat=True))
+    assert {"report.html", "results.json", "methods.txt"} <= names
+    assert any(n.endswith(".pdf") for n in names)
+    assert (var_dir / "analysis" / str(run.pk) / "report.html").read_text().count("<svg") >= 1
+
+
+def test_a_worker_killed_mid_run_leaves_the_task_to_a_new_worker_which_stores_once(service_env, settings, tmp_path):
+    study = _study()
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    settings.PACELAB_TASK_QUEUE = queue
+    var = tmp_path / "var"
+    env = service_env | {"CELERY_VISIBILITY_TIMEOUT": "5", "PACELAB_VAR_DIR": str(var)}
+    settings.VAR_DIR = var
+    slow = start_celery_worker(queue, env | {"PACELAB_ANALYSIS_TEST_DELAY": "0.5"}, tmp_path / "slow.log")
+    try:
+        with transaction.atomic():
+            run = services.analysis_request(study=study)
+        _wait(run.pk, 60, until=lambda r: r.state == AnalysisRun.State.RUNNING and r.stage == "psychometric")
+    finally:
+        stop(slow, signal.SIGKILL)
+    killed = AnalysisRun.objects.get(pk=run.pk)
+    assert killed.state == AnalysisRun.State.RUNNING and killed.attempts == 1
+    fresh = start_celery_worker(queue, env, tmp_path / "fresh.log")
+    try:
+        run = _wait(run.pk, 120)
+    finally:
+        stop(fresh)
+    assert run.state == AnalysisRun.State.DONE, run.error
+    assert run.attempts == 2
+    assert AnalysisRun.objects.filter(study=study).count() == 1
+    files = list(AnalysisFile.objects.filter(run=run).values_list("name", flat=True))
+    assert len(files) == len(set(files)) and "report.html" in files
+    on_disk = sorted(str(p.relative_to(services.run_dir(run))) for p in services.run_dir(run).rglob("*") if p.is_file())
+    assert on_disk == sorted(files)
+    assert not list(services.analysis_root().glob(f".{run.pk}-*"))  # no staging directory left behind
+    assert math.isfinite(run.results["psychometric"][0]["pooled"]["threshold"])
+
+
+def test_cancelling_a_running_analysis_stops_it_at_its_next_step(service_env, settings, tmp_path):
+    study = _study(3)
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    settings.PACELAB_TASK_QUEUE = queue
+    settings.VAR_DIR = tmp_path / "var"
+    env = service_env | {"PACELAB_ANALYSIS_TEST_DELAY": "0.3", "PACELAB_VAR_DIR": str(settings.VAR_DIR)}
+    worker = start_celery_worker(queue, env, tmp_path / "worker.log")
+    try:
+        with transaction.atomic():
+            run = services.analysis_request(study=study)
+        run = _wait(run.pk, 60, until=lambda r: r.state == AnalysisRun.State.RUNNING)
+        services.analysis_cancel(run=run)
+        run = _wait(run.pk, 60)
+    finally:
+        stop(worker)
+    assert run.state == AnalysisRun.State.CANCELLED
+    assert run.results is None and not AnalysisFile.objects.filter(run=run).exists()
+    assert not services.run_dir(run).exists()
+    # a new request for the same data starts a new run rather than returning the cancelled one
+    assert services.analysis_request(study=study, enqueue_task=False).pk != run.pk
+
+
+def test_manage_analyze_inline_prints_progress_and_the_report_path_then_reuses_the_run(db, settings, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.VAR_DIR = tmp_path / "var"
+    study = _study(3)
+    out = StringIO()
+    call_command("analyze", study.slug, "--inline", stdout=out)
+    text = out.getvalue()
+    assert "psychometric" in text and "fidelity" in text  # the progress bar's stages
+    path = Path(re.search(r"report: (\S+)", text).group(1))
+    assert path.is_file() and path.parent.parent == settings.VAR_DIR / "analysis"
+    assert "<svg" in path.read_text()
+    again = StringIO()
+    call_command("analyze", study.slug, "--inline", stdout=again)
+    assert "did not change" in again.getvalue() and str(path) in again.getvalue()
+    assert AnalysisRun.objects.filter(study=study).count() == 1

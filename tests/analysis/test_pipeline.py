@@ -1,0 +1,148 @@
+"""The analysis pipeline over simulated tidy frames with known effects (pure: no Django)."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sim_frames import SPEC, frames  # noqa: E402
+
+from analysis import pipeline  # noqa: E402
+
+FAST = pipeline.Options(n_boot=40, deviance_samples=0, individual_max=0)
+
+
+@pytest.fixture(scope="module")
+def results():
+    trials, people = frames(12, slow_painter=3, inattentive=4)
+    seen = []
+    out = pipeline.run(trials, people, spec=SPEC, options=FAST, progress=lambda s, p: seen.append((s, p)))
+    return out, seen
+
+
+def test_results_are_plain_json_without_nan(results):
+    out, _ = results
+    text = json.dumps(out, allow_nan=False)
+    assert json.loads(text) == out
+
+
+def test_progress_runs_through_every_stage_in_order_and_ends_at_100(results):
+    _, seen = results
+    stages = list(dict.fromkeys(s for s, _ in seen))
+    assert stages == [name for name, _ in pipeline.STAGES] + ["done"]
+    percents = [p for _, p in seen]
+    assert percents == sorted(percents) and percents[-1] == 100.0
+
+
+def test_the_study_rules_exclude_the_inattentive_and_the_badly_painted_participant(results):
+    ex = results[0]["exclusions"]
+    assert ex["participants_total"] == 12 and ex["participants_excluded"] == 2
+    assert ex["by_reason"] == {"failed_attention": 1, "fidelity_violated": 1}
+    assert results[0]["n"]["participants"] == 10
+
+
+def test_thresholds_are_higher_with_a_long_ttft_and_conditions_keep_their_numeric_order(results):
+    entry = results[0]["psychometric"][0]
+    assert entry["level_name"] == "rate" and entry["unit"] == "tokens/s" and not entry["decreasing"]
+    fits = {c["condition"]: c for c in entry["conditions"]}
+    assert [c["condition"] for c in entry["conditions"]][0].startswith("ttft=300")
+    short = np.mean([f["threshold"] for k, f in fits.items() if k.startswith("ttft=300,")])
+    long = np.mean([f["threshold"] for k, f in fits.items() if k.startswith("ttft=2000,")])
+    assert long > short
+    pooled = entry["pooled"]
+    assert pooled["threshold_ci_95"][0] < pooled["threshold"] < pooled["threshold_ci_95"][1]
+    assert 18 < pooled["threshold"] < 36  # simulated: thresholds ~ N(25, 5), +6 for half the trials
+    curve = pooled["curve"]
+    assert len(curve["x"]) == len(curve["psi"]) == len(curve["lo"]) == len(curve["hi"])
+    assert all(lo <= p + 1e-9 and p <= hi + 1e-9 for lo, p, hi in zip(curve["lo"], curve["psi"], curve["hi"])) or (
+        np.mean([lo <= p <= hi for lo, p, hi in zip(curve["lo"], curve["psi"], curve["hi"])]) > 0.9)
+    assert sum(p["n"] for p in pooled["points"]) == pooled["n_trials"] == 10 * 20
+
+
+def test_population_rows_cover_every_condition_and_the_75_point_lies_above_the_mean_for_a_rate(results):
+    pop = results[0]["population"][0]
+    assert len(pop["rows"]) == 4
+    for row in pop["rows"]:
+        assert row["population_q"] >= row["population_mu"]
+    assert pop["phrases"] and "moves the 75 % point" in pop["phrases"][0]
+
+
+def test_ratings_find_the_smooth_strategy_rated_faster(results):
+    entry = results[0]["ratings"][0]
+    assert entry["scale"] == [1.0, 5.0]
+    by = {r["level"]: r["mos"] for r in entry["mos_by_factor"]["strategy"]}
+    assert by["smooth"] > by["token"]
+    terms = {t["term"]: t for t in entry["mixed_model"]["terms"]}
+    assert terms["strategy[token]"]["estimate"] < 0  # against the reference level, smooth (alphabetical)
+    assert entry["subject_model"]["n_raters"] == 10
+
+
+def test_pairwise_scales_the_compared_factor_and_finds_qwen_preferred(results):
+    entry = results[0]["pairwise"][0]
+    assert entry["compare"] == "tokenizer"
+    jod = {r["condition"]: r["jod"] for r in entry["thurstone"]}
+    assert set(jod) == {"cl100k_base", "qwen3.6"} and jod["qwen3.6"] > jod["cl100k_base"]
+    shares = entry["preferences"]
+    assert sum(s["n"] for s in shares) == entry["n_trials"] == 10 * 4
+    assert entry["pse_jnd"]["metric"] == "chars_per_s"
+
+
+def test_predictors_rank_the_rate_above_ttft_for_yes_no_answers(results):
+    table = next(p for p in results[0]["predictors"] if p["kind"] == "yes/no")["table"]
+    ranks = {r["metric"]: r["rank"] for r in table}
+    assert ranks["tokens_per_s"] < ranks["ttft_ms"]
+
+
+def test_fidelity_uses_the_study_bound_and_lists_the_slow_painter_first(results):
+    fid = results[0]["fidelity"]
+    assert fid["bound_ms"] == 50.0
+    assert fid["flagged"][0]["participant"] == 3
+    devices = {g["device"] for g in fid["groups"]}
+    assert devices == {"desktop", "phone"}
+    assert sum(g["n"] for g in fid["groups"]) == fid["n_trials"]
+
+
+def test_a_cancel_stops_the_pipeline_before_the_next_stage():
+    trials, people = frames(4)
+    seen = []
+
+    def progress(stage, percent):
+        seen.append(stage)
+
+    with pytest.raises(pipeline.Cancelled):
+        pipeline.run(trials, people, spec=SPEC, options=FAST, progress=progress,
+                     cancelled=lambda: "psychometric" in seen)
+    assert "population" not in seen
+
+
+def test_a_frame_with_only_ratings_runs_the_rating_stages_and_skips_the_rest():
+    trials, people = frames(6)
+    only = trials.loc[trials["trial_type"] == "rating"]
+    out = pipeline.run(only, people, spec=SPEC, options=FAST)
+    assert out["psychometric"] == [] and out["pairwise"] == [] and out["ratings"][0]["mos"]
+
+
+def test_yes_no_answers_are_read_from_numbers_words_and_booleans():
+    assert [pipeline.binary(v) for v in (1, 0.0, "yes", "No", True, {"accept": False})] == [1, 0, 1, 0, 1, 0]
+    assert np.isnan(pipeline.binary("maybe")) and np.isnan(pipeline.binary(3))
+
+
+def test_a_ttft_level_is_fitted_as_a_falling_curve():
+    rng = np.random.default_rng(1)
+    rows = []
+    for pid in range(6):
+        for ttft in (200, 500, 1000, 2000, 4000):
+            for _ in range(4):
+                y = float(rng.random() < 1 / (1 + np.exp((ttft - 1500) / 300)))
+                rows.append({"participant": pid, "block": "wait", "trial_type": "acceptability",
+                             "condition": f"wait:ttft={ttft}", "f_ttft": str(ttft), "response_value": y})
+    spec = {"factors": [{"name": "ttft", "sets": "ttft_ms", "levels": [200, 500, 1000, 2000, 4000]}]}
+    out = pipeline.run(pd.DataFrame(rows), None, spec=spec, options=FAST)
+    entry = out["psychometric"][0]
+    assert entry["decreasing"] and entry["level_name"] == "ttft_ms"
+    assert 800 < entry["pooled"]["threshold"] < 2500

@@ -1,0 +1,58 @@
+"""The HTML report and the methods paragraph, from a study file and pipeline results."""
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sim_frames import SPEC, frames  # noqa: E402
+
+from analysis import figures, pipeline, report  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def results():
+    trials, people = frames(8, slow_painter=2, inattentive=5)
+    return pipeline.run(trials, people, spec=SPEC,
+                        options=pipeline.Options(n_boot=30, deviance_samples=0, individual_max=0))
+
+
+def test_the_methods_paragraph_states_design_n_exclusions_and_fitting(results):
+    text = report.methods_paragraph(SPEC, results)
+    assert "Simulated study" in text and "3 main block(s)" in text
+    assert "rate (5 levels: 10, 15, 25, 40, 60; within subjects)" in text
+    assert "delivery (2 levels: prefetch, live; between subjects)" in text
+    assert "8 participant(s) took part" in text
+    assert "removed 2" in text and "failed attention: 1" in text and "fidelity violated" in text
+    assert "leaving 6" in text
+    assert "logistic sigmoid" in text and "Thurstone Case V" in text and "30 bootstrap resamples" in text
+    assert "on a 5-point scale" in text and "Block order was latin square" in text
+
+
+def test_the_methods_paragraph_leaves_out_analyses_without_results():
+    text = report.methods_paragraph({"id": "x", "title": "X", "blocks": []},
+                                    {"exclusions": {"participants_total": 3}, "options": {}})
+    assert "3 participant(s) took part" in text
+    assert "psychometric" not in text and "Thurstone" not in text and "Ratings" not in text
+
+
+def test_the_report_embeds_figures_tables_and_the_exclusion_report(results, tmp_path):
+    made = figures.render_all(results, tmp_path, formats=("svg",))
+    shown = [f | {"svg": (tmp_path / f["files"][0]).read_text()} for f in made]
+    methods = report.methods_paragraph(SPEC, results)
+    html = report.render_html(spec=SPEC, results=results, figures=shown, methods=methods,
+                              run={"id": 7, "data_version": "abc123def4567890"})
+    assert html.count("<svg") == len(made) > 0
+    assert "analysis run 7" in html and "abc123def456" in html
+    for section in ("methods", "exclusions", "psychometric", "population", "ratings", "pairwise", "predictors",
+                    "fidelity", "figures"):
+        assert f'id="{section}"' in html
+    assert "failed_attention" in html and "fidelity_violated" in html
+    pooled = results["psychometric"][0]["pooled"]["threshold"]
+    assert f"{pooled:.2f}" in html
+    assert "qwen3.6" in html and "strategy=smooth, indicator=dots" in html
+    assert "None" not in re.sub(r"<svg.*?</svg>", "", html, flags=re.S)
+    assert methods.split(".")[0] in html
