@@ -36,6 +36,7 @@ UNITS = {"rate": "tokens/s", "tokens_per_s": "tokens/s", "chars_per_s": "chars/s
          "stall_ms": "ms"}
 MAX_FLAGGED = 200
 LAPSE_FLOOR = 0.01
+MIN_LOG_RATIO = 0.05  # PSE/JND on a metric only where A and B differ in it by ~5 % or more (not just noise)
 MAX_VALUES = 5000
 
 Progress = Callable[[str, float], None]
@@ -147,6 +148,20 @@ def _factor_cols(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c.startswith("f_") and df[c].notna().any() and df[c].nunique(dropna=True) > 1]
 
 
+def _design_factors(g: pd.DataFrame, spec: Mapping | None, block: str) -> list[str]:
+    """The varying factor columns of a block's own design (a between-subjects factor of another block, present in
+    every row through the group, is left out); all varying factor columns when the study file does not say."""
+    varying = _factor_cols(g)
+    design = _block_spec(spec, block).get("design") or {}
+    names = list(design.get("factorial") or [])
+    for cond in design.get("conditions") or []:
+        names += [n for n in cond if n not in names]
+    if not names:
+        return varying
+    wanted = {f"f_{n}" for n in names}
+    return [c for c in varying if c in wanted]
+
+
 def _label(df: pd.DataFrame, cols: list[str]) -> pd.Series:
     if not cols:
         return pd.Series("all", index=df.index)
@@ -157,9 +172,9 @@ def _label(df: pd.DataFrame, cols: list[str]) -> pd.Series:
     return out
 
 
-def condition_label(df: pd.DataFrame) -> pd.Series:
+def condition_label(df: pd.DataFrame, cols: list[str] | None = None) -> pd.Series:
     """A readable condition per row: the varying factors (``strategy=token, indicator=dots``) or the id."""
-    cols = _factor_cols(df)
+    cols = _factor_cols(df) if cols is None else cols
     if cols:
         return _label(df, cols)
     if "condition" in df.columns:
@@ -264,9 +279,8 @@ def stage_exclusions(trials: pd.DataFrame, participants: pd.DataFrame | None, re
     }
 
 
-def _level(block: pd.DataFrame, sets: Mapping[str, str]) -> tuple[pd.Series, str, list[str]] | None:
+def _level(block: pd.DataFrame, sets: Mapping[str, str], factors: list[str]) -> tuple[pd.Series, str, list[str]] | None:
     """The stimulus level of a yes/no block, its name, and the factor columns that define its conditions."""
-    factors = _factor_cols(block)
     numeric = {c: _numeric(block[c]) for c in factors}
     if "level" in block.columns and _numeric(block["level"]).nunique() >= 2:
         level = _numeric(block["level"])
@@ -330,7 +344,7 @@ def _yes_no_sets(df: pd.DataFrame, spec: Mapping | None) -> list[dict]:
     sets = _factor_sets(spec)
     out = []
     for block, g in _blocks(df, YES_NO):
-        found = _level(g, sets)
+        found = _level(g, sets, _design_factors(g, spec, block))
         if found is None:
             out.append({"block": block, "skip": "no stimulus level with two or more values"})
             continue
@@ -463,9 +477,9 @@ def stage_ratings(df: pd.DataFrame, spec: Mapping | None, tick: Callable[[float]
     for i, (block, g) in enumerate(blocks):
         tick(i / max(len(blocks), 1))
         rating = _numeric(g["response_value"].map(lambda v: v.get("response") if isinstance(v, Mapping) else v))
+        factors = _design_factors(g, spec, block)
         data = pd.DataFrame({"participant": g["participant"].astype(str), "rating": rating,
-                             "condition": condition_label(g)}).dropna(subset=["rating"])
-        factors = _factor_cols(g)
+                             "condition": condition_label(g, factors)}).dropna(subset=["rating"])
         for c in factors:
             data[c] = g[c].astype(str)
         scale = _scale(_block_spec(spec, block), data["rating"])
@@ -548,8 +562,9 @@ def stage_pairwise(df: pd.DataFrame, spec: Mapping | None, options: Options,
             out.append(entry)
             continue
         a, b = sides
+        strata = [c for c in _design_factors(g, spec, block) if c != f"f_{compare}"]
         data = pd.DataFrame({"participant": g["participant"].astype(str), "a": a, "b": b, "y": y,
-                             "stratum": condition_label(g)}).dropna(subset=["y"])
+                             "stratum": condition_label(g, strata)}).dropna(subset=["y"])
         data["winner"] = np.where(data["y"] == 1, data["a"], data["b"])
         entry["n_trials"] = int(len(data))
         entry["n_participants"] = int(data["participant"].nunique())
@@ -576,8 +591,8 @@ def stage_pairwise(df: pd.DataFrame, spec: Mapping | None, options: Options,
             xa, xb = _numeric(g[ca]).loc[data.index], _numeric(g[cb]).loc[data.index]
             ratio = np.log(xa / xb)
             ok = np.isfinite(ratio)
-            if ratio[ok].round(9).nunique() < 2:
-                continue
+            if ratio[ok].round(2).nunique() < 2 or np.median(np.abs(ratio[ok])) < MIN_LOG_RATIO:
+                continue  # the streams do not differ in this metric (beyond measurement noise)
             try:
                 res = pse_jnd(pd.DataFrame({"level": ratio[ok], "response": data.loc[ok, "y"],
                                             "participant": data.loc[ok, "participant"]}),

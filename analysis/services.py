@@ -195,9 +195,11 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
     reporter = Reporter(run_id, lease, delay=_test_delay(), echo=echo)
     try:
         trials, participants = study_frame(run.study)
-        results = pipeline.run(trials, participants, spec=run.study.spec, options=options, progress=reporter,
+        def progress(stage: str, percent: float) -> None:  # the pipeline is 95 %, the files the rest
+            reporter("figures" if stage == "done" else stage, percent * 0.95)
+
+        results = pipeline.run(trials, participants, spec=run.study.spec, options=options, progress=progress,
                                cancelled=reporter.cancelled)
-        reporter("report", 99.0)
         files = write_outputs(run=run, results=results, out=staged,
                               on_figure=lambda i: reporter.cancelled() and _raise_cancelled())
     except (pipeline.Cancelled, KeyboardInterrupt) as exc:

@@ -76,6 +76,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A database outage: participants get a 503 "reconnecting" (JSON or a self-reloading page), not an error page.
+    "pacelab.db_outage.DatabaseOutageMiddleware",
     # Last: turns a locked-out login (django-axes) into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]

@@ -116,6 +116,7 @@ class BotResult:
     submit_ms: list[float] = field(default_factory=list)
     play_ms: list[float] = field(default_factory=list)
     paint_batches: int = 0
+    painted: list[str] = field(default_factory=list)  # playback token of each acknowledged paint batch
     started_at: float = 0.0
     duration_s: float = 0.0
     end: dict[str, Any] = field(default_factory=dict)
@@ -274,6 +275,7 @@ class Participant:
             if self.config.paint and entries:
                 for batch, start in enumerate(range(0, len(entries), MAX_PAINT_ENTRIES), 1):
                     await self._paint(ws, batch, entries[start:start + MAX_PAINT_ENTRIES])
+                    self.result.painted.append(playback["token"])
         self.result.play_ms.append(_now_ms() - t_play)
         return frames, ready["mode"]
 

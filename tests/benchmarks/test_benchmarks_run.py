@@ -21,3 +21,13 @@ def test_pairwise_benchmark_runs_and_prints_its_timings():
         cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
     ).stdout
     assert "thurstone" in out and "bradley_terry" in out and "bootstrap (s)" in out
+
+
+def test_adaptive_benchmark_runs_in_quick_mode_and_reports_every_procedure():
+    out = subprocess.run(
+        [sys.executable, "benchmarks/adaptive.py", "--runs", "10", "--timing-runs", "20"],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    for name in ("1up1down", "1up2down", "1up3down", "weighted", "QUEST+"):
+        assert name in out
+    assert "p95" in out

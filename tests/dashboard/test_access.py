@@ -126,8 +126,8 @@ def test_every_post_form_on_every_page_carries_a_csrf_token(study, researchers):
 async def _socket(client: Client, slug: str, origin: str = "http://127.0.0.1"):
     headers = [(b"origin", origin.encode())]
     if settings.SESSION_COOKIE_NAME in client.cookies:
-        headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
-                        .encode()))
+        cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
+        headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()))
     communicator = WebsocketCommunicator(application, f"/ws/dashboard/{slug}/", headers=headers)
     connected, _ = await communicator.connect()
     return communicator, connected

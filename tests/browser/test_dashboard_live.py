@@ -1,0 +1,112 @@
+"""A researcher logs in, uploads the demo study, opens it and watches 20 bots arrive on the live dashboard:
+real Daphne, Redis channel layer, headless Chromium; the page is never reloaded."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from dashboard import selectors
+from studyapp import bots, studyfile
+from studyapp.models import Study
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+SLUG = "demo-perceived-speed"
+N_BOTS = 20
+
+
+class BotRun(threading.Thread):
+    """Bots on their own event loop in a thread, so the test can watch the page meanwhile and stop them."""
+
+    def __init__(self, config: bots.RunConfig) -> None:
+        super().__init__(daemon=True)
+        self.config = config
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.task: asyncio.Task | None = None
+        self.started_evt = threading.Event()
+
+    def run(self) -> None:
+        asyncio.run(self._main())
+
+    async def _main(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.task = asyncio.ensure_future(bots.run(self.config))
+        self.started_evt.set()
+        try:
+            await self.task
+        except asyncio.CancelledError:
+            pass
+
+    def stop(self) -> None:
+        self.started_evt.wait(5)
+        if self.loop is not None and self.task is not None and not self.task.done():
+            self.loop.call_soon_threadsafe(self.task.cancel)
+        self.join(30)
+
+
+def count(page, key: str) -> int:
+    return int(page.locator(f'[data-count="{key}"]').inner_text())
+
+
+@pytest.fixture
+def researcher(django_user_model):
+    return django_user_model.objects.create_user("rita", password="rita-watches-live-9")
+
+
+def test_a_researcher_watches_bots_arrive_live(daphne_server, browser, screenshot_dir, researcher):
+    page = browser.new_page(viewport={"width": 1400, "height": 1300})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{daphne_server}/accounts/login/?next=/dashboard/")
+    page.fill('input[name="username"]', "rita")
+    page.fill('input[name="password"]', "rita-watches-live-9")
+    page.click('button[type="submit"]')
+    page.wait_for_url(f"{daphne_server}/dashboard/")
+
+    page.click('a[href="/dashboard/new/"]')
+    page.set_input_files('input[name="file"]', str(studyfile.demo_study_path()))
+    page.click('form.study-form button[type="submit"]')
+    page.wait_for_url(f"{daphne_server}/dashboard/{SLUG}/")
+    assert Study.objects.get(slug=SLUG).owner == researcher
+
+    page.click('button[data-action="open"]')
+    page.wait_for_url(f"{daphne_server}/dashboard/{SLUG}/")
+    page.wait_for_selector('#study-state[data-state="open"]')
+    page.wait_for_selector('#live-status[data-status="live"]', timeout=15_000)
+    page.evaluate("window.__notReloaded = true")
+    assert count(page, "started") == 0
+
+    run = BotRun(bots.RunConfig(url=daphne_server, study=SLUG, n=N_BOTS, concurrency=N_BOTS, timeout_s=60))
+    run.start()
+    try:
+        seen_started: list[int] = []
+        page.wait_for_function(
+            f"document.querySelector('[data-count=\"started\"]').textContent == '{N_BOTS}'", timeout=90_000)
+        seen_started.append(count(page, "started"))
+        page.wait_for_function(
+            "Number(document.querySelector('[data-count=\"completed\"]').textContent) >= 1"
+            " && Number(document.getElementById('median-trial').textContent.split(' ')[0]) > 0", timeout=180_000)
+        page.screenshot(path=str(screenshot_dir / "dashboard-live.png"), full_page=True)
+        pushed = page.evaluate("window.__dashboard.snapshots")
+    finally:
+        run.stop()
+
+    study = Study.objects.get(slug=SLUG)
+    # The page follows the database: after the bots stop, its numbers converge to a fresh snapshot.
+    truth = selectors.study_snapshot(study)["counts"]
+    page.evaluate("window.__dashboard.ws.send(JSON.stringify({type: 'refresh'}))")
+    page.wait_for_function(
+        f"document.querySelector('[data-count=\"completed\"]').textContent == '{truth['completed']}'"
+        f" && document.querySelector('[data-count=\"started\"]').textContent == '{truth['started']}'",
+        timeout=10_000)
+    assert seen_started == [N_BOTS] and truth["started"] == N_BOTS and truth["completed"] >= 1
+    assert pushed > 2  # many snapshots arrived over the socket ...
+    assert page.evaluate("window.__notReloaded") is True  # ... into the same page, never reloaded
+    groups = {row.get_attribute("data-group"): row for row in page.locator("#groups tbody tr").all()}
+    assert set(groups) == {"delivery=prefetch", "delivery=live"}
+    assert page.locator("#conditions tbody tr").count() > 0
+    assert errors == []
+    page.close()
