@@ -224,6 +224,7 @@ if HTTPS:
 # Periodic work (celery beat in production; `manage.py sweep_sessions` by hand or cron otherwise).
 CELERY_BEAT_SCHEDULE = {
     "sweep-sessions": {"task": "studyapp.tasks.sweep_sessions", "schedule": 60.0},
+    "requeue-stale-jobs": {"task": "pacelab.tasks.requeue_stale_jobs", "schedule": 60.0},
 }
 
 # PaceLab
