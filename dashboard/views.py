@@ -89,7 +89,8 @@ def _participant_link(request: HttpRequest, study) -> str:
     base = request.build_absolute_uri(reverse("enter", kwargs={"slug": study.slug}))
     params = selectors.panel_params(study.spec)
     if (study.spec.get("recruitment") or {}).get("panel") == "prolific":
-        return base + "?" + "&".join(f"{name}={{{{%{name}%}}}}" for name in params.values())
+        names = [params[k] for k in ("participant", "study", "session") if k in params]
+        return base + "?" + "&".join(f"{name}={{{{%{name}%}}}}" for name in names)
     return base
 
 

@@ -107,12 +107,22 @@ DATABASES = {
     )
 }
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-# Persistent connections (with health checks): a websocket message's database call must not pay for a new
-# connection each time (Channels closes connections older than CONN_MAX_AGE around every call).
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+# Under ASGI every request runs in a thread of its own, so persistent per-thread connections would pile up
+# (Django's docs: disable them under ASGI). PostgreSQL gets a connection pool instead, which also checks each
+# connection before lending it, so the site heals by itself after a PostgreSQL restart.
+DATABASES["default"]["CONN_MAX_AGE"] = 0
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env.int("DB_POOL_MIN", default=1),
+        "max_size": env.int("DB_POOL_MAX", default=20),
+        "timeout": env.float("DB_POOL_TIMEOUT", default=10.0),
+    }  # no "check" here: with CONN_HEALTH_CHECKS Django passes ConnectionPool.check_connection itself
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # SQLite: wait for the writer instead of failing with "database is locked".
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # SQLite: wait for the writer instead of failing with "database is locked". IMMEDIATE transactions take the
+    # write lock at BEGIN, so the busy timeout applies (a deferred transaction that reads, then writes, fails at
+    # once when another writer is active); WAL lets readers go on while one writer commits.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        timeout=20, transaction_mode="IMMEDIATE", init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 if REDIS_URL:
@@ -144,6 +154,9 @@ SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default=REDIS_URL or "cache+memory://")
 CELERY_TASK_ALWAYS_EAGER = not bool(REDIS_URL)
+# Job rows are the record and nobody reads Celery results: without this, sending a task subscribes to its result
+# on Redis first, and during a Redis outage that retries for ~20 s, holding up the request that enqueued it.
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = False  # opted into per task (idempotent tasks only)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}

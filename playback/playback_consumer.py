@@ -87,8 +87,13 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
 
     async def _hello(self, msg: protocol.Hello) -> None:
         session = self.scope.get("session")
-        playback, frames = await database_sync_to_async(_bind)(
-            msg.token, self.scope.get("user"), getattr(session, "session_key", None))
+        try:
+            playback, frames = await database_sync_to_async(_bind)(
+                msg.token, self.scope.get("user"), getattr(session, "session_key", None))
+        except DatabaseError:
+            await self.send(text_data=protocol.error_msg("hello: the server could not look up the playback; "
+                                                         "send hello again"))
+            return
         if playback is None:
             await self.send(text_data=protocol.error_msg("hello: unknown playback"))
             return

@@ -243,6 +243,8 @@ def session_submit(*, session_token: str, client_id: str, step: Any, payload: di
         raise SubmitRefused("invalid", "client_id: must be a string of 8 to 64 characters")
     if not isinstance(payload, dict):
         raise SubmitRefused("invalid", "payload: must be an object")
+    if isinstance(step, bool) or not isinstance(step, int):
+        raise SubmitRefused("invalid", f"step: must be an integer, got {step!r}")
     with transaction.atomic():
         session = Session.objects.select_for_update().select_related("study").get(token=session_token)
         prior = Answer.objects.filter(session=session, client_id=client_id).first()

@@ -7,6 +7,7 @@ import os
 from urllib.parse import parse_qsl
 
 import pytest
+from pagewait import wait_js
 
 from playback import playground, texts
 from playback.models_delivery import PaintReport, Playback
@@ -51,7 +52,7 @@ def page(browser, site, designer):
     page.fill("#id_username", "designer")  # redirected to the login form first
     page.fill("#id_password", "pw-designer-1")
     page.click("button[type=submit]")
-    page.wait_for_function("window.__playground && window.__playground.ready")
+    wait_js(page, "window.__playground && window.__playground.ready")
     page.js_errors = errors
     yield page
     page.close()
@@ -66,10 +67,10 @@ def test_four_variants_play_side_by_side_and_their_paint_logs_are_stored(page, d
     assert dict(parse_qsl(page.url.split("?", 1)[1])) == playground.to_params(playground.parse(PARAMS).config)
     assert page.locator(".pg-panel").count() == 4
     page.click("#pg-play")
-    page.wait_for_function("window.__playground.started", timeout=15_000)
+    wait_js(page, "window.__playground.started", timeout=15_000)
     page.wait_for_timeout(1500)
     page.screenshot(path=str(screenshot_dir / "playground-4-variants.png"), full_page=True)
-    page.wait_for_function("window.__playground.done", timeout=60_000, polling=200)
+    wait_js(page, "window.__playground.done", timeout=60_000, polling=200)
     results = page.evaluate("window.__playground.results()")
     assert [e for e in page.js_errors if not e.startswith("Failed to load resource")] == []
 
@@ -106,10 +107,10 @@ def test_four_variants_play_side_by_side_and_their_paint_logs_are_stored(page, d
 
 def test_replay_plays_fresh_playbacks_of_the_same_variants(page, designer):
     page.click("#pg-play")
-    page.wait_for_function("window.__playground.done", timeout=60_000, polling=200)
+    wait_js(page, "window.__playground.done", timeout=60_000, polling=200)
     first = {k: v["token"] for k, v in page.evaluate("window.__playground.results()").items()}
     page.click("#pg-replay")
-    page.wait_for_function("window.__playground.round() === 2 && window.__playground.done", timeout=60_000,
+    wait_js(page, "window.__playground.round() === 2 && window.__playground.done", timeout=60_000,
                            polling=200)
     second = page.evaluate("window.__playground.results()")
     assert [e for e in page.js_errors if not e.startswith("Failed to load resource")] == []

@@ -81,6 +81,7 @@ def test_random_and_mutated_messages_never_break_the_server_or_touch_another_pla
         mode = data.draw(st.sampled_from(["prefetch", "live"]))
         mine = playback_create(stream=STREAM, mode=mode)
         seq = data.draw(sequences(mine.token, "x" + other.token[1:]))
+        count("ws:example")
         with connect(url, origin=server, open_timeout=20, max_size=None) as ws:
             try:
                 for message in seq:
