@@ -4,6 +4,8 @@ tests/dashboard/test_access.py walks this list, so a new route is checked for is
 from django.urls import path
 
 from dashboard import views as v
+from dashboard import views_participants as vp
+from dashboard import views_results as vr
 
 app_name = "dashboard"
 urlpatterns = [
@@ -17,4 +19,20 @@ urlpatterns = [
     path("<slug:slug>/preview/", v.study_preview, name="preview"),
     path("<slug:slug>/snapshot.json", v.study_snapshot_json, name="snapshot"),
     path("<slug:slug>/study.yaml", v.study_spec_yaml, name="spec"),
+    # participants, replay and payments (ids as query parameters: ?id=, ?trial=&position=)
+    path("<slug:slug>/participants/", vp.participants, name="participants"),
+    path("<slug:slug>/participant/", vp.participant, name="participant"),
+    path("<slug:slug>/replay/", vp.replay_page, name="replay"),
+    path("<slug:slug>/replay.json", vp.replay_json, name="replay_data"),
+    path("<slug:slug>/quality/", vp.quality, name="quality"),
+    path("<slug:slug>/quality/decide/", vp.decide, name="decide"),
+    path("<slug:slug>/payments.csv", vp.payments_csv, name="payments"),
+    # analysis: run with live progress, results, downloads (?run=)
+    path("<slug:slug>/analysis/", vr.analysis_page, name="analysis"),
+    path("<slug:slug>/analysis/start/", vr.analysis_start, name="analysis_start"),
+    path("<slug:slug>/analysis/cancel/", vr.analysis_cancel, name="analysis_cancel"),
+    path("<slug:slug>/analysis/status.json", vr.analysis_status, name="analysis_status"),
+    path("<slug:slug>/analysis/file/", vr.analysis_file, name="analysis_file"),
+    path("<slug:slug>/export.zip", vr.export_zip, name="export"),
+    path("<slug:slug>/codebook.csv", vr.codebook_csv, name="codebook"),
 ]

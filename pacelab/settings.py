@@ -179,7 +179,7 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "dashboard/locked_out.html"
 
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "home"
+LOGIN_REDIRECT_URL = "dashboard:list"
 LOGOUT_REDIRECT_URL = "home"
 
 LANGUAGE_CODE = "en"

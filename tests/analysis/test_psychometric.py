@@ -158,3 +158,23 @@ def test_agrees_with_psignifit_on_the_same_data(sigmoid, experiment, levels, m, 
     assert abs(ours_lo - lo) < 0.15 * (hi - lo) and abs(ours_hi - hi) < 0.15 * (hi - lo)
     wlo, whi = ref.confidence_intervals["width"]["0.95"]
     assert abs(ours.width - ref.parameter_estimate["width"]) < 0.15 * (whi - wlo)
+
+
+def test_binomial_data_keep_close_to_binomial_intervals():
+    # the η spike: binomial data may widen a little for possible overdispersion, not by the slab's full amount
+    levels = np.linspace(10, 70, 7)
+    data = simulate(np.random.default_rng(3), levels, 30, m=40.0, w=40.0, guess=0.02, lapse=0.02)
+    width = lambda r: r.threshold_ci_95[1] - r.threshold_ci_95[0]  # noqa: E731
+    plain = width(fit(data, FitOptions(overdispersion=False)))
+    assert plain <= width(fit(data)) < 1.1 * plain
+
+
+def test_2afc_threshold_intervals_cover_the_truth_about_95_percent_of_the_time():
+    rng = np.random.default_rng(11)
+    levels = np.linspace(10, 70, 7)
+    opts = FitOptions(experiment="2AFC", deviance_samples=0)
+    hits = []
+    for _ in range(120):
+        r = fit(simulate(rng, levels, 30, m=40.0, w=40.0, guess=0.5, lapse=0.01), opts)
+        hits.append(r.threshold_ci_95[0] <= 40.0 <= r.threshold_ci_95[1])
+    assert 0.89 <= np.mean(hits) < 1.0

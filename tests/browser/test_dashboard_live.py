@@ -13,7 +13,7 @@ from dashboard import selectors
 from studyapp import bots, studyfile
 from studyapp.models import Study
 
-pytestmark = [pytest.mark.browser, pytest.mark.integration]
+pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.timeout(420)]
 
 SLUG = "demo-perceived-speed"
 N_BOTS = 20
@@ -49,7 +49,7 @@ class BotRun(threading.Thread):
 
 
 def count(page, key: str) -> int:
-    return int(page.locator(f'[data-count="{key}"]').inner_text())
+    return int(page.locator(f'[data-count="{key}"]').inner_text(timeout=5_000))
 
 
 def wait_until(page, predicate, timeout_s: float, what: str) -> None:

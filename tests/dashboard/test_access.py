@@ -156,6 +156,7 @@ async def test_the_live_socket_sends_a_viewer_a_snapshot_at_once(study, client_o
 async def test_the_live_socket_refuses_a_foreign_origin(study, client_of, db_thread):
     communicator, connected = await _socket(client_of("alice"), study.slug, origin="https://evil.example")
     assert not connected
+    await communicator.disconnect()  # ends the denier, which otherwise waits for a disconnect forever
 
 
 def _login(client: Client, username: str, password: str):
