@@ -145,7 +145,8 @@ def assess(participant: Mapping[str, Any], trials: Iterable[Mapping[str, Any]], 
     checks = [t for t in rows if not _missing(t.get("attention_check")) and str(t.get("attention_check"))]
     catch = [t for t in checks if _truthy(t.get("catch")) or str(t.get("attention_check")) == CATCH_CHECK]
     attention = [t for t in checks if t not in catch]
-    failed = sum(1 for t in attention if not _missing(t.get("attention_passed")) and not _truthy(t.get("attention_passed")))
+    failed = sum(1 for t in attention
+                 if not _missing(t.get("attention_passed")) and not _truthy(t.get("attention_passed")))
     correct = sum(1 for t in catch if _truthy(t.get("attention_passed")))
     ordinary = [t for t in main if t not in checks]
     rated = [(t.get("condition"), _number(t.get("response_value"))) for t in ordinary
@@ -174,7 +175,8 @@ def assess(participant: Mapping[str, Any], trials: Iterable[Mapping[str, Any]], 
         reasons.append(Reason("straight_lining", f"gave every one of {len(rated)} ratings the same value ({shown})",
                               {"n": len(rated), "value": shown}))
     if rules.min_median_rt_ms and median_rt is not None and median_rt < rules.min_median_rt_ms:
-        reasons.append(Reason("too_fast", f"median response time {median_rt:.0f} ms is below {rules.min_median_rt_ms:.0f} ms",
+        reasons.append(Reason("too_fast",
+                              f"median response time {median_rt:.0f} ms is below {rules.min_median_rt_ms:.0f} ms",
                               {"median_ms": round(median_rt), "min_ms": rules.min_median_rt_ms}))
     if rules.min_minutes and minutes is not None and minutes < rules.min_minutes:
         reasons.append(Reason("short_session", f"finished in {minutes:.1f} min, below {rules.min_minutes:g} min",

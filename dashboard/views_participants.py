@@ -83,7 +83,8 @@ def quality(request: HttpRequest, study) -> HttpResponse:
     for row in rows:
         row["reasons"] = [translated(r) for r in row["quality"].reasons]
         row["notes"] = [translated(r) for r in row["quality"].notes]
-    counts = {d: sum(1 for r in rows if r["decision"] == d and r["state"] == "completed") for d in ("approve", "reject")}
+    counts = {d: sum(1 for r in rows if r["decision"] == d and r["state"] == "completed")
+              for d in ("approve", "reject")}
     return render(request, "dashboard/quality.html", {
         "study": study, "rows": rows, "counts": counts, "can_decide": access.can(study.role, "edit"),
         "param": payments.participant_param(study.spec)})

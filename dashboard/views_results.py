@@ -56,7 +56,8 @@ def key_numbers(results: dict | None) -> dict[str, list]:
              for e in results.get("pairwise") or [] for r in e.get("thurstone") or []]
     preferences = [{"block": e.get("block"), **p} for e in results.get("pairwise") or []
                    for p in e.get("preferences") or []]
-    predictors = [{"kind": e.get("kind"), **r} for e in results.get("predictors") or [] for r in (e.get("table") or [])[:5]]
+    predictors = [{"kind": e.get("kind"), **r} for e in results.get("predictors") or []
+                  for r in (e.get("table") or [])[:5]]
     return {"thresholds": thresholds, "mos": mos, "scale": scale, "preferences": preferences,
             "predictors": predictors}
 

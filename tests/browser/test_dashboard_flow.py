@@ -1,0 +1,162 @@
+"""A researcher's afternoon, end to end: log in, open a study that bots have completed, replay what a participant's
+screen painted, run the analysis and watch its progress bar advance, read the figures and download the export.
+
+Real Daphne (production mode: PostgreSQL, Redis channel layer), a real Celery worker consuming the runs, bots
+over HTTP and the playback websocket, headless Chromium. Pages run under PaceLab's CSP, so waits poll with
+``page.evaluate`` (pagewait.wait_js) instead of ``wait_for_function``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+import threading
+import time
+import uuid
+import zipfile
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studyapp"))  # study_builders
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))  # procs
+
+from pagewait import wait_js  # noqa: E402
+from procs import start_celery_worker, stop  # noqa: E402
+from study_builders import study as build  # noqa: E402
+
+from dashboard import selectors_participants  # noqa: E402
+from studyapp import bots  # noqa: E402
+from studyapp import services as study_services  # noqa: E402
+from studyapp.models import Session, Trial  # noqa: E402
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.timeout(600)]
+
+SLUG = "flow-study"
+N_BOTS = 6
+PASSWORD = "rhea-reads-results-7"
+
+
+@pytest.fixture
+def service_env(service_env, tmp_path):
+    """Daphne and the worker share a VAR_DIR (the run's files) and a task queue of this test's own."""
+    service_env["PACELAB_VAR_DIR"] = str(tmp_path / "var")
+    service_env["PACELAB_TASK_QUEUE"] = f"test-flow-{uuid.uuid4().hex[:8]}"
+    return service_env
+
+
+@pytest.fixture
+def worker(service_env, tmp_path):
+    """A Celery worker on the test's queue, slowed a little per progress step so the bar is seen moving."""
+    env = service_env | {"PACELAB_ANALYSIS_TEST_DELAY": "0.25"}
+    proc = start_celery_worker(service_env["PACELAB_TASK_QUEUE"], env, tmp_path / "celery.log")
+    yield proc
+    stop(proc)
+
+
+@pytest.fixture
+def completed_study(django_user_model, daphne_server):
+    researcher = django_user_model.objects.create_user("rhea", password=PASSWORD)
+    study, _ = study_services.study_load(doc=build(id=SLUG), owner=researcher)
+    study_services.study_set_state(study=study, state="open")
+    out: list = []
+    config = bots.RunConfig(url=daphne_server, study=SLUG, n=N_BOTS, concurrency=N_BOTS, timeout_s=60)
+    thread = threading.Thread(target=lambda: out.append(bots.run_sync(config)), daemon=True)
+    thread.start()  # on a thread of its own: Playwright's loop owns this one
+    thread.join(240)
+    assert out, "the bots did not finish"
+    assert Session.objects.filter(study=study, state=Session.State.COMPLETED).count() == N_BOTS
+    study.refresh_from_db()
+    return study
+
+
+def log_in(page, base: str) -> None:
+    page.goto(f"{base}/accounts/login/?next=/dashboard/")
+    page.fill('input[name="username"]', "rhea")
+    page.fill('input[name="password"]', PASSWORD)
+    page.click('button[type="submit"]')
+    page.wait_for_url(f"{base}/dashboard/")
+
+
+def test_a_researcher_replays_a_trial_runs_the_analysis_and_downloads_the_export(
+        daphne_server, worker, completed_study, browser, screenshot_dir, tmp_path):
+    study = completed_study
+    page = browser.new_page(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    log_in(page, daphne_server)
+
+    # --- a participant, and the replay of one of their trials -------------------------------------------------
+    page.goto(f"{daphne_server}/dashboard/{SLUG}/")
+    page.click("#link-participants")
+    page.wait_for_selector("#participants")
+    assert page.locator("#participants tbody tr").count() == N_BOTS
+    page.locator("#participants tbody tr a").first.click()
+    page.wait_for_selector("#timeline")
+    page.locator("a.replay-link").first.click()
+    page.wait_for_selector("#pane-painted .content", state="attached")
+    trial_id = int(page.evaluate("JSON.parse(document.getElementById('replay-data').textContent).trial.id"))
+    truth = selectors_participants.trial_replay(study, trial_id, 0)
+    assert truth["painted"] and truth["painted_text"]
+    assert page.evaluate("window.__replay.paintedText()") == ""  # nothing painted at time 0
+
+    page.click("#replay-play")
+    lengths = []
+    deadline = time.monotonic() + truth["duration_ms"] / 1000 + 15
+    while time.monotonic() < deadline and not page.evaluate("window.__replay.done"):
+        lengths.append(page.evaluate("window.__replay.paintedText().length"))
+        page.wait_for_timeout(50)
+    assert page.evaluate("window.__replay.done") is True
+    assert page.evaluate("window.__replay.paintedText()") == truth["painted_text"]
+    assert page.evaluate("window.__replay.scheduledText()") == truth["scheduled_text"]
+    assert len(set(lengths)) > 2 and lengths == sorted(lengths)  # it played: the text grew over time
+    assert page.locator("#late-plot svg circle").count() == len(truth["painted"])
+    page.screenshot(path=str(screenshot_dir / "dashboard-replay.png"), full_page=True)
+
+    # --- the analysis, with its progress bar ---------------------------------------------------------------
+    page.goto(f"{daphne_server}/dashboard/{SLUG}/")
+    page.click("#link-analysis")
+    page.wait_for_selector("#analysis-start")
+    page.click("#analysis-start button[type=submit]")
+    page.wait_for_selector("#analysis-progress")
+    percents: set[float] = set()
+    sources: set[str] = set()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        try:
+            seen = page.evaluate("window.__analysis ? [window.__analysis.percents, window.__analysis.last] : null")
+        except Exception:  # noqa: BLE001 - the page reloads itself when the run is done
+            seen = None
+        if seen:
+            percents.update(seen[0])
+            if seen[1]:
+                sources.add(seen[1]["source"])
+        if page.locator("#results").count():
+            break
+        page.wait_for_timeout(100)
+    page.wait_for_selector("#results", timeout=10_000)
+    assert len({p for p in percents if 0 < p < 100}) >= 2, percents  # the bar advanced while we watched
+    assert "socket" in sources
+    assert page.locator("#analysis-state").inner_text() in ("Done", "完成")
+    assert page.locator("#thresholds tbody tr").count() >= 1
+    images = page.locator("#figures img")
+    assert images.count() >= 1
+    wait_js(page, "[...document.querySelectorAll('#figures img')].every((i) => i.complete && i.naturalWidth > 0)")
+    page.screenshot(path=str(screenshot_dir / "dashboard-results.png"), full_page=True)
+
+    # --- the export ------------------------------------------------------------------------------------------
+    with page.expect_download() as info:
+        page.click("#download-export")
+    path = tmp_path / "export.zip"
+    info.value.save_as(path)
+    with zipfile.ZipFile(path) as zf:
+        rows = list(csv.DictReader(io.StringIO(zf.read("trials.csv").decode())))
+        participants = list(csv.DictReader(io.StringIO(zf.read("participants.csv").decode())))
+    answered = Trial.objects.filter(session__study=study, status=Trial.Status.ANSWERED)
+    assert len(rows) == answered.count() == N_BOTS * 6
+    sessions = set(Session.objects.filter(study=study).values_list("pk", flat=True))
+    assert {int(r["participant"]) for r in rows} == sessions
+    assert len(participants) == N_BOTS
+    assert errors == []
+    page.close()
