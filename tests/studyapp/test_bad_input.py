@@ -109,7 +109,8 @@ def test_bad_submissions_are_refused_clearly_and_change_nothing(server, study):
             **bots.ENVIRONMENT, "device": "toaster"}}}), 400, "invalid", "environment.device"),
         (me.post({"client_id": uuid.uuid4().hex, "step": step + 1, "payload": ok_env}), 409, "stale_step",
          "not the current step"),
-        (me.post({"client_id": uuid.uuid4().hex, "step": "1", "payload": ok_env}), 400, "invalid", "must be an integer"),
+        (me.post({"client_id": uuid.uuid4().hex, "step": "1", "payload": ok_env}), 400, "invalid",
+         "must be an integer"),
     ]
     for response, status, code, words in cases:
         _refused(response, status, code, words)
