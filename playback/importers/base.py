@@ -14,6 +14,9 @@ from typing import Protocol
 
 from playback.stream import Stream
 
+# What an importer notes when a file records only averages or endpoints, never the chunk times.
+SUMMARY_ONLY_NOTE = "summary only: can seed a synthetic timing model, not be replayed"
+
 
 class TraceFormatError(ValueError):
     """A trace file that cannot be imported. ``str()`` reads ``file: where: field: problem``."""

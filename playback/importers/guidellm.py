@@ -14,10 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from playback.importers.base import ImportResult, TimingSeed, TraceFormatError
+from playback.importers.base import SUMMARY_ONLY_NOTE, ImportResult, TimingSeed, TraceFormatError
 from playback.importers.rederive import count, head_text, load_json, number
 
-SUMMARY_ONLY_NOTE = "summary only: can seed a synthetic timing model, not be replayed"
 MARKERS = (
     '"generative_benchmark"',
     '"generative_request_stats"',

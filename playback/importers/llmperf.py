@@ -13,10 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from playback.importers.base import ImportResult, TimingSeed, TraceFormatError
+from playback.importers.base import SUMMARY_ONLY_NOTE, ImportResult, TimingSeed, TraceFormatError
 from playback.importers.rederive import count, first_of, head_text, load_json, number
 
-SUMMARY_ONLY_NOTE = "summary only: can seed a synthetic timing model, not be replayed"
 SUFFIX = "_individual_responses.json"
 
 

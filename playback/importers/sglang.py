@@ -14,7 +14,7 @@ from typing import Any
 
 from playback.importers.base import ImportResult, TraceFormatError
 from playback.importers.rederive import head_text, load_json_documents
-from playback.importers.vllm import SUMMARY_ONLY_NOTE, has_arrays, streams_from_arrays, summary_seed
+from playback.importers.vllm import add_summary_only, has_arrays, streams_from_arrays
 
 SGLANG_MARKERS = ('"sharegpt_output_len"', '"random_range_ratio"', '"mean_e2e_latency_ms"')
 
@@ -68,11 +68,8 @@ class SglangImporter:
                 result.streams.extend(streams)
                 result.notes.extend(notes)
             else:
-                result.seeds.append(summary_seed(path, doc, self.name, where, f"{id_prefix}run", model))
-                result.notes.append(
-                    f"{where + ': ' if where else ''}{SUMMARY_ONLY_NOTE} "
-                    "(written without --output-details: no per-request ttfts/itls/generated_texts)"
-                )
+                add_summary_only(result, path, doc, where, id_prefix, model,
+                                 "written without --output-details: no per-request ttfts/itls/generated_texts")
         return result
 
 

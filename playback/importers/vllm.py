@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from playback.importers.base import ImportResult, TimingSeed, TraceFormatError
+from playback.importers.base import SUMMARY_ONLY_NOTE, ImportResult, TimingSeed, TraceFormatError
 from playback.importers.rederive import (
     chunk_times_ms,
     count,
@@ -30,7 +30,6 @@ from playback.stream import Stream, StreamMeta
 
 REQUIRED_ARRAYS = ("ttfts", "itls", "generated_texts", "output_lens")
 OPTIONAL_ARRAYS = ("errors", "input_lens")
-SUMMARY_ONLY_NOTE = "summary only: can seed a synthetic timing model, not be replayed"
 
 
 def has_arrays(doc: dict[str, Any]) -> bool:
@@ -151,12 +150,17 @@ class VllmImporter:
                 result.streams.extend(streams)
                 result.notes.extend(notes)
             else:
-                result.seeds.append(summary_seed(path, doc, self.name, where, f"{id_prefix}run", model))
-                result.notes.append(
-                    f"{where + ': ' if where else ''}{SUMMARY_ONLY_NOTE} "
-                    "(saved without --save-detailed: no per-request ttfts/itls/generated_texts)"
-                )
+                add_summary_only(result, path, doc, where, id_prefix, model,
+                                 "saved without --save-detailed: no per-request ttfts/itls/generated_texts")
         return result
+
+
+def add_summary_only(result: ImportResult, path: Path, doc: dict[str, Any], where: str, id_prefix: str,
+                     model: str, why: str) -> None:
+    """Record a run without per-request arrays as one timing seed, with a note saying why it cannot be replayed
+    (shared by the vLLM and SGLang importers)."""
+    result.seeds.append(summary_seed(path, doc, result.format, where, f"{id_prefix}run", model))
+    result.notes.append(f"{where + ': ' if where else ''}{SUMMARY_ONLY_NOTE} ({why})")
 
 
 def summary_seed(path: Path, doc: dict[str, Any], fmt: str, where: str, seed_id: str, model: str) -> TimingSeed:
