@@ -42,6 +42,23 @@ def _percentile(values: list[float], q: float) -> float:
     return percentile(values, q)
 
 
+def _cpu_times() -> list[int]:
+    """The machine's aggregate CPU times from /proc/stat (user, nice, system, idle, iowait, irq, softirq,
+    steal, ...), to report how much of the run the hypervisor took away (steal) and how busy the cores were."""
+    try:
+        with open("/proc/stat") as fh:
+            return [int(x) for x in fh.readline().split()[1:9]]
+    except OSError:
+        return [0] * 8
+
+
+def _cpu_share(before: list[int], after: list[int]) -> tuple[float, float]:
+    """(busy %, steal %) of the machine between two ``_cpu_times`` readings."""
+    d = [b - a for a, b in zip(before, after, strict=True)]
+    total = sum(d) or 1
+    return 100.0 * (total - d[3] - d[4] - d[7]) / total, 100.0 * d[7] / total
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -95,6 +112,14 @@ def _create_playbacks(n: int, seconds: float, rate: float, pacer: str) -> list[s
 
 
 async def _one_stream(url: str, token: str, start_delay: float) -> dict:
+    """One participant's socket; a failed connection is reported (not raised) so the run still prints."""
+    try:
+        return await _play_one(url, token, start_delay)
+    except Exception as exc:  # noqa: BLE001 - any failure is one incomplete stream in the table
+        return {"t_ms": [], "arrival": [], "server_late": [], "end": {"error": f"{type(exc).__name__}: {exc}"}}
+
+
+async def _play_one(url: str, token: str, start_delay: float) -> dict:
     import websockets
 
     async with websockets.connect(url, origin="http://127.0.0.1", max_queue=None) as ws:
@@ -117,7 +142,9 @@ async def _one_stream(url: str, token: str, start_delay: float) -> dict:
     return {"t_ms": t_ms, "arrival": arrival, "server_late": late, "end": msg}
 
 
-def _client_worker(url: str, tokens: list[str], interval_s: float) -> list[dict]:
+def _client_worker(url: str, tokens: list[str], interval_s: float, nice: int = 0) -> list[dict]:
+    if nice:
+        os.nice(nice)  # the load generator yields the shared cores to the server under test
     async def run() -> list[dict]:
         return await asyncio.gather(*(_one_stream(url, t, random.uniform(0, interval_s)) for t in tokens))
 
@@ -150,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="length of each stream")
     parser.add_argument("--rate", type=float, default=40.0, help="tokens per second")
     parser.add_argument("--client-procs", type=int, default=2, help="client processes")
+    parser.add_argument("--client-nice", type=int, default=10,
+                        help="niceness of the client processes (0: compete with the server for the cores)")
+    parser.add_argument("--pacers", default="absolute,naive", help="pacers to run, comma-separated")
     args = parser.parse_args(argv)
     sizes = [int(x) for x in args.n.split(",") if x.strip()]
 
@@ -163,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         django.setup()
         from django.db import connections
 
-        plan = [(n, p, _create_playbacks(n, args.seconds, args.rate, p)) for n in sizes for p in ("absolute", "naive")]
+        plan = [(n, p, _create_playbacks(n, args.seconds, args.rate, p)) for n in sizes
+                for p in args.pacers.split(",")]
         connections.close_all()
         port = _free_port()
         daphne = _start_daphne(port, env, Path(tmp) / "daphne.log")
@@ -172,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.rate:g} tokens/s, {args.seconds:g} s streams, one Daphne process, {mode}, "
               f"{args.client_procs} client process(es); lateness in ms")
         header = (f"{'pacer':<9}{'N':>5}{'complete':>10} | {'client p50':>10}{'p99':>8}{'max':>8}"
-                  f"{'drift':>8}{'drift max':>10} | {'server p50':>10}{'p99':>8}{'max':>8}")
+                  f"{'drift':>8}{'drift max':>10} | {'server p50':>10}{'p99':>8}{'max':>8} | {'busy':>6}{'steal':>7}")
         print(header)
         print("-" * len(header))
         expected = int(args.seconds * args.rate)
@@ -180,14 +211,22 @@ def main(argv: list[str] | None = None) -> int:
             for n, pacer_name, tokens in plan:
                 procs = max(1, min(args.client_procs, n))
                 chunks = [tokens[i::procs] for i in range(procs)]
+                cpu0 = _cpu_times()
                 with ProcessPoolExecutor(procs) as pool:
-                    results = pool.map(_client_worker, [url] * procs, chunks, [1.0 / args.rate] * procs)
+                    results = pool.map(_client_worker, [url] * procs, chunks, [1.0 / args.rate] * procs,
+                                       [args.client_nice] * procs)
                     streams = [s for chunk in results for s in chunk]
+                errors = sorted({s["end"]["error"] for s in streams if "error" in s["end"]})
+                if errors:
+                    print(f"  {sum('error' in s['end'] for s in streams)} stream(s) failed: {'; '.join(errors)[:300]}")
+                    print("  daphne log (last lines): " + " | ".join(
+                        (Path(tmp) / "daphne.log").read_text(errors="replace").splitlines()[-5:]))
                 r = _summarise(streams, expected)
+                busy, steal = _cpu_share(cpu0, _cpu_times())
                 done = f"{r['complete']}/{n}"
                 print(f"{pacer_name:<9}{n:>5}{done:>10} | {r['c50']:>10.1f}{r['c99']:>8.1f}"
                       f"{r['cmax']:>8.1f}{r['drift']:>8.1f}{r['drift_max']:>10.1f} | {r['s50']:>10.1f}"
-                      f"{r['s99']:>8.1f}{r['smax']:>8.1f}", flush=True)
+                      f"{r['s99']:>8.1f}{r['smax']:>8.1f} | {busy:>5.0f}%{steal:>6.1f}%", flush=True)
         finally:
             _stop(daphne)
     return 0

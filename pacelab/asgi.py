@@ -1,18 +1,21 @@
 """ASGI entry point: HTTP through Django, websockets through Channels with the Origin checked."""
 
+import gc
 import os
+import sys
 
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pacelab.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
+from django.urls import get_resolver  # noqa: E402
 
 from pacelab.routing import websocket_urlpatterns  # noqa: E402
+from pacelab.ws_session import WebsocketAuthStack  # noqa: E402
 
 http_app = django_asgi_app
 if settings.SERVE_STATIC:
@@ -23,6 +26,19 @@ if settings.SERVE_STATIC:
 application = ProtocolTypeRouter(
     {
         "http": http_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": AllowedHostsOriginValidator(WebsocketAuthStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+# Latency tuning for the process that paces live streams (docs/deploy.md, "Pacing latency"; measured by
+# benchmarks/pacing.py). Everything imported so far lives as long as the process: freezing it takes it out of
+# the collector's reach, so full collections walk only what connections create (a full pass over the ~100,000
+# objects of a started Django + Channels + Daphne process stalls the event loop for 60 ms on these machines).
+# Full passes come after 100 middle-generation passes instead of 10, so that hundreds of sockets connecting
+# at once (each leaves a few hundred long-lived objects) do not set off several of them in a row; cyclic
+# garbage from closed connections waits a little longer. A worker thread (the ORM, off the event loop) gives
+# the interpreter lock back after 1 ms instead of 5, so it cannot hold the event loop's next deadline longer.
+_ = get_resolver().url_patterns  # import every view now, not at the first request, so that it is frozen too
+gc.freeze()
+gc.set_threshold(gc.get_threshold()[0], gc.get_threshold()[1], 100)
+sys.setswitchinterval(0.001)

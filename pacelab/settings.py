@@ -123,6 +123,11 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # once when another writer is active); WAL lets readers go on while one writer commits.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         timeout=20, transaction_mode="IMMEDIATE", init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+    # An SQLite connection is a file handle, not a server process, so persistent connections cannot pile up;
+    # a thread's connection closes with the thread. Kept open, the one thread that runs every websocket's
+    # database calls (Channels' database_sync_to_async) does not reopen the file and re-register Django's SQL
+    # functions for each message, which was most of its work when hundreds of sockets bind at once.
+    DATABASES["default"]["CONN_MAX_AGE"] = 60
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 if REDIS_URL:

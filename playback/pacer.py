@@ -15,17 +15,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from playback.protocol import Frame
-
-SendFn = Callable[[Frame, float], Awaitable[None]]
+SendFn = Callable[[int, float], Awaitable[None]]
 PACERS = ("absolute", "naive")
 
 _LIVE: set[asyncio.Task] = set()
 
 
-@dataclass(frozen=True, slots=True)
-class SendRecord:
+class SendRecord(NamedTuple):
     """When one frame was due and when its send started, in ms from the pacing start (monotonic)."""
 
     seq: int
@@ -39,28 +37,38 @@ class SendRecord:
 
 @dataclass
 class PaceResult:
-    """What a pacing run did: ``reason`` is ``complete``, ``closed`` (socket gone) or ``send failed``."""
+    """What a pacing run did: ``reason`` is ``complete``, ``closed`` (socket gone) or ``send failed``.
+
+    Times are kept as two flat lists of floats (untracked by the garbage collector, unlike one record object
+    per frame), in send order: frame ``i`` was due at ``scheduled_ms[i]`` and sent at ``sent_ms[i]``.
+    """
 
     reason: str = "complete"
-    records: list[SendRecord] = field(default_factory=list)
+    scheduled_ms: list[float] = field(default_factory=list)
+    sent_ms: list[float] = field(default_factory=list)
 
     @property
     def sent(self) -> int:
-        return len(self.records)
+        return len(self.sent_ms)
+
+    @property
+    def records(self) -> list[SendRecord]:
+        return [SendRecord(i, d, s) for i, (d, s) in enumerate(zip(self.scheduled_ms, self.sent_ms, strict=True))]
 
     def lateness(self) -> list[float]:
-        return [r.lateness_ms for r in self.records]
+        return [s - d for d, s in zip(self.scheduled_ms, self.sent_ms, strict=True)]
 
 
 async def pace(
-    frames: Sequence[Frame],
+    t_ms: Sequence[float],
     send: SendFn,
     *,
     is_open: Callable[[], bool] = lambda: True,
     pacer: str = "absolute",
     result: PaceResult | None = None,
 ) -> PaceResult:
-    """Send ``frames`` through ``send(frame, late_ms)`` on schedule; returns what was sent and when.
+    """Send frame ``i`` through ``send(i, late_ms)`` at ``t_ms[i]`` ms after the start; returns what was sent
+    and when.
 
     Pass ``result`` to observe progress while it runs (it is filled in place, also when the task is cancelled).
     """
@@ -70,30 +78,31 @@ async def pace(
     result = result if result is not None else PaceResult()
     t0 = loop.time()
     previous_ms = 0.0
-    for frame in frames:
+    for i, due_ms in enumerate(t_ms):
         if pacer == "absolute":
-            delay = t0 + frame.t_ms / 1000.0 - loop.time()
+            delay = t0 + due_ms / 1000.0 - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
         else:
-            await asyncio.sleep(max(0.0, frame.t_ms - previous_ms) / 1000.0)
-            previous_ms = frame.t_ms
+            await asyncio.sleep(max(0.0, due_ms - previous_ms) / 1000.0)
+            previous_ms = due_ms
         if not is_open():
             result.reason = "closed"
             return result
         sent_ms = (loop.time() - t0) * 1000.0
         try:
-            await send(frame, sent_ms - frame.t_ms)
+            await send(i, sent_ms - due_ms)
         except Exception:  # noqa: BLE001 - any failed send means the socket is gone: stop pacing
             result.reason = "send failed"
             return result
-        result.records.append(SendRecord(seq=frame.seq, scheduled_ms=frame.t_ms, sent_ms=sent_ms))
+        result.scheduled_ms.append(due_ms)
+        result.sent_ms.append(sent_ms)
     result.reason = "complete"
     return result
 
 
 def start_pacing(
-    frames: Sequence[Frame],
+    t_ms: Sequence[float],
     send: SendFn,
     *,
     is_open: Callable[[], bool] = lambda: True,
@@ -105,7 +114,7 @@ def start_pacing(
     tasks until it finishes or is cancelled."""
 
     async def run() -> PaceResult:
-        outcome = await pace(frames, send, is_open=is_open, pacer=pacer, result=result)
+        outcome = await pace(t_ms, send, is_open=is_open, pacer=pacer, result=result)
         if on_done is not None:
             await on_done(outcome)
         return outcome

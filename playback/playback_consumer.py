@@ -34,10 +34,16 @@ def test_hooks_enabled() -> bool:
 
 
 def _bind(token: str, user: Any, session_key: str | None):
+    """The playback and its frames: ``Frame`` objects for prefetch, ``LiveFrames`` (encoded here, in the
+    worker thread, never on the event loop) for live pacing."""
     playback = services.playback_for_socket(token=token, user=user, session_key=session_key)
     if playback is None:
         return None, []
-    return playback, protocol.frames_of(playback.stream)
+    frames = protocol.frames_of_stored(playback.stream)
+    # The stored stream (thousands of small lists) is not kept for the socket's life: the frames hold it all,
+    # and fewer long-lived objects keep the collector's full passes short. Deleting a field makes it deferred.
+    del playback.stream
+    return playback, (protocol.LiveFrames.of(frames) if playback.mode == "live" else frames)
 
 
 def _deliver_prefetch(playback) -> None:
@@ -49,7 +55,7 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.session = protocol.Session()
         self.playback = None
-        self.frames: list[protocol.Frame] = []
+        self.frames: list[protocol.Frame] | protocol.LiveFrames = []
         self.task: asyncio.Task | None = None
         self.result: pacer.PaceResult | None = None
         self.closed = False
@@ -112,18 +118,17 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=protocol.end_msg(reason="complete", frames=len(self.frames),
                                                        sent=len(self.frames)))
             return
-        # Frame messages are encoded once, here; each send only appends its send time.
-        self.heads = [protocol.frame_head(f) for f in self.frames]
         self.result = pacer.PaceResult()
         self.task = pacer.start_pacing(
-            self.frames, self._send_frame, is_open=lambda: not self.closed,
+            self.frames.t_ms, self._send_frame, is_open=lambda: not self.closed,
             pacer=self.playback.config.get("pacer", "absolute"), result=self.result, on_done=self._live_done)
         # Recorded once pacing runs, so the write never delays the first frame's deadline.
         await database_sync_to_async(services.playback_started)(playback=self.playback)
 
-    async def _send_frame(self, frame: protocol.Frame, late_ms: float) -> None:
-        head = self.heads[frame.seq]
-        await self.send(text_data=head + protocol.frame_tail(sent_ms=server_ms(), late_ms=late_ms))
+    async def _send_frame(self, seq: int, late_ms: float) -> None:
+        # ``base_send`` is what ``self.send(text_data=...)`` ends in, minus two coroutine layers per frame.
+        text = self.frames.heads[seq] + protocol.frame_tail(sent_ms=server_ms(), late_ms=late_ms)
+        await self.base_send({"type": "websocket.send", "text": text})
 
     async def _live_done(self, result: pacer.PaceResult) -> None:
         if self.closed or result.reason != "complete":

@@ -6,11 +6,11 @@ import time
 import pytest
 
 from playback import pacer
-from playback.protocol import Frame
 
 
-def _frames(n: int, interval_ms: float, start_ms: float = 0.0) -> list[Frame]:
-    return [Frame(seq=i, t_ms=start_ms + i * interval_ms, text="x") for i in range(n)]
+def _frames(n: int, interval_ms: float, start_ms: float = 0.0) -> list[float]:
+    """The scheduled times of ``n`` frames (the pacer knows nothing else about them)."""
+    return [start_ms + i * interval_ms for i in range(n)]
 
 
 class Recorder:
@@ -20,16 +20,14 @@ class Recorder:
         self.slow = slow or {}
         self.busy_s = busy_s
         self.arrivals: list[tuple[int, float]] = []
-        self.t0 = None
 
-    async def __call__(self, frame: Frame, late_ms: float) -> None:
+    async def __call__(self, seq: int, late_ms: float) -> None:
         now = asyncio.get_running_loop().time()
-        self.t0 = self.t0 if self.t0 is not None else now - frame.t_ms / 1000
-        self.arrivals.append((frame.seq, now))
+        self.arrivals.append((seq, now))
         if self.busy_s:
             time.sleep(self.busy_s)  # a send that costs CPU, as a real websocket write does
-        if frame.seq in self.slow:
-            await asyncio.sleep(self.slow[frame.seq])
+        if seq in self.slow:
+            await asyncio.sleep(self.slow[seq])
 
 
 async def test_a_slow_send_delays_only_the_frames_already_due():
@@ -68,8 +66,8 @@ async def test_pacing_stops_when_the_socket_closes_and_when_a_send_fails():
     result = await pacer.pace(frames, send, is_open=lambda: len(send.arrivals) < open_until)
     assert result.reason == "closed" and result.sent == open_until
 
-    async def failing(frame, late_ms):
-        if frame.seq == 4:
+    async def failing(seq, late_ms):
+        if seq == 4:
             raise ConnectionError("socket gone")
 
     result = await pacer.pace(frames, failing)
@@ -109,3 +107,13 @@ async def test_a_finished_pacing_task_runs_its_completion_and_leaves_the_registr
 async def test_an_unknown_pacer_is_refused():
     with pytest.raises(ValueError, match="pacer: 'fast'"):
         await pacer.pace(_frames(1, 1.0), Recorder(), pacer="fast")
+
+
+async def test_the_result_keeps_times_as_flat_lists_of_floats_untracked_by_the_collector():
+    import gc
+
+    result = await pacer.pace(_frames(5, 1.0), Recorder())
+    assert [r.seq for r in result.records] == [0, 1, 2, 3, 4]
+    assert result.lateness() == [r.lateness_ms for r in result.records]
+    # per frame the result holds only floats: nothing the garbage collector has to walk
+    assert not any(gc.is_tracked(x) for x in result.scheduled_ms + result.sent_ms)

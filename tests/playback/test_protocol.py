@@ -145,3 +145,27 @@ def test_frames_number_the_pieces_of_a_stream_in_order_with_their_times():
 def test_paint_entries_round_trip_to_stored_objects_without_absent_optionals():
     entry = parse(_paint(entries=[_entry(sent_ms=1.7e12)])).entries[0]
     assert entry.to_obj() == {**_entry(), "sent_ms": 1.7e12}
+
+
+def test_stored_streams_give_the_same_frames_without_validation_and_live_frames_encode_them_once():
+    import gc
+    import json
+
+    stream = Stream((Piece("Hi", 0.0), Piece("think", 5.0, channel="reasoning", tokens=2), Piece(" there", 30.0)))
+    stored = stream.to_obj()
+    assert protocol.frames_of_stored(stored) == protocol.frames_of(stored)
+    live = protocol.LiveFrames.of(protocol.frames_of_stored(stored))
+    assert len(live) == 3 and live.t_ms == [0.0, 5.0, 30.0]
+    msg = json.loads(live.heads[1] + protocol.frame_tail(sent_ms=1.5, late_ms=0.25))
+    assert msg == {"type": "frame", "seq": 1, "t_ms": 5.0, "text": "think", "channel": "reasoning", "tokens": 2,
+                   "sent_ms": 1.5, "late_ms": 0.25}
+    # strings and floats only: a process holding hundreds of streams gives the collector nothing to walk
+    assert not any(gc.is_tracked(x) for x in live.t_ms + live.heads)
+
+
+@pytest.mark.parametrize("text", ["", "plain", 'quote " and \\ backslash', "line\nbreak\ttab", "中文，标点。",
+                                  "emoji 🚀", "\u2028\u0000"])
+def test_a_frame_message_is_the_frame_as_json_whatever_its_text(text):
+    frame = protocol.Frame(seq=7, t_ms=12.5, text=text, channel="reasoning", tokens=3)
+    msg = json.loads(protocol.frame_head(frame) + protocol.frame_tail(sent_ms=100.25, late_ms=-0.5))
+    assert msg == {**frame.to_obj(), "type": "frame", "sent_ms": 100.25, "late_ms": -0.5}
