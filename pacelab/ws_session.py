@@ -15,6 +15,7 @@ from typing import Any
 from channels.auth import AuthMiddleware
 from channels.sessions import CookieMiddleware
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 
 
 class ReadOnlySessionMiddleware:
@@ -32,6 +33,21 @@ class ReadOnlySessionMiddleware:
         return await self.inner(scope, receive, send)
 
 
+class CookielessAnonymousAuthMiddleware(AuthMiddleware):
+    """Channels' ``AuthMiddleware``, except that a socket without a session cookie is anonymous at once.
+
+    Channels resolves the user in the one thread that runs every websocket's database calls; a socket with no
+    session key cannot have a user, and when hundreds of participants connect at once that queue is also where
+    their playbacks bind (waiting in it past Daphne's handshake timeout drops the connection).
+    """
+
+    async def resolve_scope(self, scope: dict) -> None:
+        if scope["session"].session_key is None:
+            scope["user"]._wrapped = AnonymousUser()
+            return
+        await super().resolve_scope(scope)
+
+
 def WebsocketAuthStack(inner: Any) -> Any:  # noqa: N802 - named like Channels' AuthMiddlewareStack
     """Channels' ``AuthMiddlewareStack`` for websockets: cookies, a read-only session, the user."""
-    return CookieMiddleware(ReadOnlySessionMiddleware(AuthMiddleware(inner)))
+    return CookieMiddleware(ReadOnlySessionMiddleware(CookielessAnonymousAuthMiddleware(inner)))

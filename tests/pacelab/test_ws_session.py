@@ -1,5 +1,6 @@
 """Websocket sessions: the session is in the scope, read from the cookie, and outgoing frames are not wrapped."""
 
+import asyncio
 from importlib import import_module
 
 import pytest
@@ -61,3 +62,20 @@ async def test_the_stack_resolves_the_logged_in_user_from_the_session_cookie(dja
     await WebsocketAuthStack(inner)({"type": "websocket", "headers": [(b"cookie", cookie)]}, None, send)
     resolved = await sync_to_async(lambda: seen["scope"]["user"].pk)()
     assert resolved == user.pk and seen["send"] is send
+
+
+async def test_a_socket_without_a_session_cookie_is_anonymous_without_waiting_for_the_database_thread():
+    import threading
+
+    from asgiref.sync import sync_to_async
+
+    seen, inner = _capture()
+    release = threading.Event()
+    # occupy the thread that runs every websocket's database calls: resolving the user must not queue behind it
+    busy = asyncio.ensure_future(sync_to_async(release.wait, thread_sensitive=True)(5))
+    try:
+        await asyncio.wait_for(WebsocketAuthStack(inner)({"type": "websocket", "headers": []}, None, None), 1)
+    finally:
+        release.set()
+        await busy
+    assert seen["scope"]["user"].is_anonymous
