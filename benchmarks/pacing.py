@@ -8,9 +8,13 @@ Starts its own Daphne: the embedded mode (SQLite in a temporary PACELAB_VAR_DIR)
 then that database (and REDIS_URL if set). Client lateness is measured at the client as
 ``(arrival_i − arrival_0) − (t_ms_i − t_ms_0)`` (relative to each stream's first frame); drift is the median
 lateness of a stream's last 10 frames minus that of its first 10 (median over streams, and the worst stream);
-server lateness is the ``late_ms`` the server reports for each send. Streams start spread over one token
-interval, as participants would. The client runs in ``--client-procs`` processes so it is not the bottleneck
-(on a small machine it still competes with the server for the cores: read the ratios, not the absolutes).
+server lateness is the ``late_ms`` the server reports for each send (when the send started, against the
+frame's deadline). Streams start spread over one token interval, so they also end within one, and every
+frame of every stream counts, the connect and close storms included. The clients run in ``--client-procs``
+processes so they are not the bottleneck; on a small machine they share the cores with the server, so they
+(and this process, which gathers their results) run at a lower priority (``--client-nice``, default 10; 0 to
+let them compete). ``busy`` is how much of the machine's CPU the run used and ``steal`` how much the hypervisor
+took: on a shared virtual machine a run with several % steal shows tens of ms that are not the server's.
 """
 
 from __future__ import annotations
@@ -198,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         connections.close_all()
         port = _free_port()
         daphne = _start_daphne(port, env, Path(tmp) / "daphne.log")
+        if args.client_nice:
+            os.nice(args.client_nice)  # this process gathers the clients' results: it too yields to the server
         url = f"ws://127.0.0.1:{port}/ws/playback/"
         mode = "PostgreSQL" if os.environ.get("DATABASE_URL") else "embedded (SQLite)"
         print(f"{args.rate:g} tokens/s, {args.seconds:g} s streams, one Daphne process, {mode}, "
