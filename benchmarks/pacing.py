@@ -222,17 +222,17 @@ def main(argv: list[str] | None = None) -> int:
                     results = pool.map(_client_worker, [url] * procs, chunks, [1.0 / args.rate] * procs,
                                        [args.client_nice] * procs)
                     streams = [s for chunk in results for s in chunk]
-                errors = sorted({s["end"]["error"] for s in streams if "error" in s["end"]})
-                if errors:
-                    print(f"  {sum('error' in s['end'] for s in streams)} stream(s) failed: {'; '.join(errors)[:300]}")
-                    print("  daphne log (last lines): " + " | ".join(
-                        (Path(tmp) / "daphne.log").read_text(errors="replace").splitlines()[-5:]))
                 r = _summarise(streams, expected)
                 busy, steal = _cpu_share(cpu0, _cpu_times())
                 done = f"{r['complete']}/{n}"
                 print(f"{pacer_name:<9}{n:>5}{done:>10} | {r['c50']:>10.1f}{r['c99']:>8.1f}"
                       f"{r['cmax']:>8.1f}{r['drift']:>8.1f}{r['drift_max']:>10.1f} | {r['s50']:>10.1f}"
                       f"{r['s99']:>8.1f}{r['smax']:>8.1f} | {busy:>5.0f}%{steal:>6.1f}%", flush=True)
+                errors = sorted({s["end"]["error"] for s in streams if "error" in s["end"]})
+                if errors:
+                    print(f"  {sum('error' in s['end'] for s in streams)} stream(s) failed: {'; '.join(errors)[:300]}")
+                    print("  daphne log (last lines): " + " | ".join(
+                        (Path(tmp) / "daphne.log").read_text(errors="replace").splitlines()[-5:]))
         finally:
             _stop(daphne)
     return 0
