@@ -313,8 +313,12 @@ def _psi_band(result, xs: np.ndarray, draws: int, rng: np.random.Generator) -> t
 def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng) -> dict:
     from analysis import psychometric as psy
 
-    agg = data.groupby("level")["y"].agg(["sum", "count"]).reset_index()
-    result = psy.fit(psy.aggregate(agg["level"], agg["sum"], agg["count"]), opts)
+    # one row (block) per level and participant: η, the overdispersion, is per row, so the spread between
+    # participants at a level is what the fit sees and widens the interval for (docs/analysis.md, "Validation");
+    # the binomial part of the fit is the same as with one pooled row per level
+    rows = data.groupby(["level", "participant"])["y"].agg(["sum", "count"]).reset_index()
+    result = psy.fit(psy.blocks(rows["level"], rows["sum"], rows["count"]), opts)
+    agg = data.groupby("level")["y"].agg(["sum", "count"]).reset_index()  # pooled per level: the plotted points
     out = result.to_dict()
     q_level, q_ci = result.threshold_at(options.quantile)
     out.update(threshold_q=q_level, threshold_q_ci_95=list(q_ci), q=options.quantile)
@@ -326,6 +330,7 @@ def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng) -> dict:
     out["points"] = [{"level": float(r["level"]), "n": int(r["count"]), "k": int(r["sum"]),
                       "p": float(r["sum"] / r["count"])} for _, r in agg.iterrows()]
     out["n_participants"] = int(data["participant"].nunique())
+    out["n_blocks"] = int(len(rows))
     return out
 
 

@@ -2,17 +2,21 @@
 
 ψ(x) = γ + (1 − γ − λ)·S(x; m, w) with S a core sigmoid (``analysis.sigmoids``), threshold ``m`` at a
 chosen proportion of the core rise, width ``w`` (the 5 %-95 % rise), lapse λ and guess γ (fixed 1/n for
-nAFC; fixed or free within bounds for yes/no). Overdispersion is a beta-binomial likelihood whose
-parameter η (the spread of the true proportion around ψ, psignifit's η) is marginalised on the grid.
+nAFC; fixed or free within bounds for yes/no). Overdispersion is a beta-binomial likelihood per data row
+(block) whose parameter η (the spread of a row's true proportion around ψ, psignifit's η) is marginalised on the
+grid. A level may have several rows (``blocks``: the blocks of a session, the participants of a pooled fit);
+their spread is what identifies η.
 
 Why a grid and not bootstrap: the posterior over (m, w, λ, γ, η) evaluated on a coarse grid, then again on
 a fine grid inside the region that holds the mass, gives percentile intervals for every parameter and for
 any derived quantity (the level where ψ reaches 75 %, say) by marginalising that quantity over the same
 grid, with no refits. Vectorised in numpy it takes tens of milliseconds where psignifit's default grid
 (12.8 million points for yes/no) takes seconds. The priors are psignifit's defaults, so the two agree on
-the same data (tests/analysis/test_psychometric.py checks it).
+the same data (tests/analysis/test_psychometric.py checks it). ``FitOptions(interval="profile")`` replaces the
+threshold's posterior percentile interval by the profile-likelihood interval on the same grid (docs/analysis.md,
+"Validation", compares their coverage).
 
-Goodness of fit is the binomial deviance at the MAP fit, with a parametric-bootstrap p value whose
+Goodness of fit is the binomial deviance (per row) at the MAP fit, with a parametric-bootstrap p value whose
 refits are a single matrix product over the fine grid (the grid maximum stands in for the MLE, for the
 observed data and every resample alike).
 """
@@ -23,19 +27,20 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize, special, stats
 
 from analysis.sigmoids import Sigmoid
 
 EXPERIMENTS = ("yes/no", "2AFC", "3AFC", "4AFC")
+# threshold intervals: percentiles of the posterior marginal (psignifit's), or the profile-likelihood interval
+INTERVALS = ("posterior", "profile")
 # Overdispersion η: a spike at 0 (plain binomial) with prior mass ETA_SPIKE, plus psignifit's Beta(1, 10) slab
-# over η > 0 on a fixed grid. Seven blocks of 20-50 trials carry almost no information about η (the posterior
-# slab mass moves from 0.49 to 0.55 between binomial data and η = 0.15, benchmarks/analysis.py), so the spike
-# weight, not the data, sets how much the threshold interval widens for possible overdispersion. The slab alone
-# (psignifit) covers 97-98.8 % on binomial data, the spike alone 89.5-91 % on η = 0.15 data; no fixed weight meets
-# 95 % on both. 0.7 (was 0.5): 1,000 data sets per design give 96.2-98.5 % binomial, 93.4 % overdispersed
-# (docs/analysis.md, "Validation").
-ETA_SPIKE = 0.7
+# over η > 0 on a fixed grid. η is per row. With one row per level (seven rows) the data carry almost no
+# information about η and this weight alone sets how much the interval widens (0.7 was tuned that way); with the
+# trials of a level in several rows, as the pipeline fits them (one row per level and participant), the rows'
+# spread identifies η and the weight hardly matters (benchmarks/analysis.py, 4 rows per level: coverage moves by
+# at most 1 % between weights 0.3 and 0.9). So a neutral 0.5: no prior preference for or against overdispersion.
+ETA_SPIKE = 0.5
 ETA_GRID = (np.array([0.0, 0.1, 0.3]), np.array([0.0, 0.06, 0.14, 0.26, 0.45]))
 
 # (coarse, fine) grid steps per parameter
@@ -65,8 +70,14 @@ class FitOptions:
     ci: float = 0.95
     deviance_samples: int = 200
     seed: int = 0
+    interval: str = "posterior"
 
     def __post_init__(self):
+        if self.interval not in INTERVALS:
+            raise ValueError(f"unknown interval {self.interval!r}; choose one of {', '.join(INTERVALS)}")
+        self._check()
+
+    def _check(self):
         if self.experiment not in EXPERIMENTS:
             raise ValueError(f"unknown experiment {self.experiment!r}; choose one of {', '.join(EXPERIMENTS)}")
         if not 0 < self.ci < 1:
@@ -112,7 +123,13 @@ class Axis:
 
 @dataclass(frozen=True)
 class Data:
-    """Aggregated blocks: one row per distinct level."""
+    """Rows of counts ("blocks", psignifit's data rows): a level, its positive answers and its trials.
+
+    ``aggregate`` pools rows of the same level (one row per distinct level); ``blocks`` keeps them, so one
+    level may have several rows (the blocks of a session, or one row per participant). The binomial fit is the
+    same either way; the overdispersion parameter η is per row, so repeated rows of a level are what lets
+    the fit see overdispersion (their spread around ψ against the binomial spread).
+    """
 
     levels: np.ndarray
     n_positive: np.ndarray
@@ -122,9 +139,16 @@ class Data:
     def n_trials(self) -> int:
         return int(self.n_total.sum())
 
+    @property
+    def n_levels(self) -> int:
+        return len(np.unique(self.levels))
 
-def aggregate(levels, n_positive, n_total) -> Data:
-    """Pool blocks of the same level and check counts (integers, 0 <= positive <= total)."""
+    def pooled(self) -> Data:
+        """One row per distinct level (for plotting the data points)."""
+        return aggregate(self.levels, self.n_positive, self.n_total)
+
+
+def _checked(levels, n_positive, n_total):
     levels = np.asarray(levels, dtype=float)
     k = np.asarray(n_positive, dtype=float)
     n = np.asarray(n_total, dtype=float)
@@ -134,11 +158,29 @@ def aggregate(levels, n_positive, n_total) -> Data:
         raise ValueError("levels must be finite numbers")
     if np.any(k != np.round(k)) or np.any(n != np.round(n)) or np.any(k < 0) or np.any(k > n):
         raise ValueError("counts must be integers with 0 <= n_positive <= n_total")
+    return levels, k, n
+
+
+def aggregate(levels, n_positive, n_total) -> Data:
+    """Pool blocks of the same level and check counts (integers, 0 <= positive <= total)."""
+    levels, k, n = _checked(levels, n_positive, n_total)
     uniq, inv = np.unique(levels, return_inverse=True)
     kk = np.bincount(inv, weights=k, minlength=len(uniq))
     nn = np.bincount(inv, weights=n, minlength=len(uniq))
     keep = nn > 0
     return Data(uniq[keep], kk[keep], nn[keep])
+
+
+def blocks(levels, n_positive, n_total) -> Data:
+    """Check counts and keep each row as its own block (repeated levels allowed; empty rows dropped).
+
+    Use it when a level's trials come from separate blocks of a session or from different participants:
+    η, the overdispersion, is then estimated from how those rows scatter (see ``fit``).
+    """
+    levels, k, n = _checked(levels, n_positive, n_total)
+    order = np.argsort(levels, kind="stable")
+    keep = order[n[order] > 0]
+    return Data(levels[keep], k[keep], n[keep])
 
 
 def aggregate_trials(levels, responses) -> Data:
@@ -186,15 +228,30 @@ def _log(p):
 # --- the grid ---------------------------------------------------------------------------------------------
 
 
+def _count_terms(row_level: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (level, count > 0) pairs of the rows, with multiplicity, sorted by count, largest first."""
+    pos = counts > 0
+    pairs, mult = np.unique(np.column_stack([row_level[pos], counts[pos]]), axis=0, return_counts=True)
+    order = np.argsort(-pairs[:, 1], kind="stable")
+    return pairs[order, 0].astype(int), pairs[order, 1].astype(int), mult[order].astype(float)
+
+
 @dataclass
 class _Problem:
-    z: np.ndarray
+    z: np.ndarray  # per row (block), sorted
     k: np.ndarray
     n: np.ndarray
     sigmoid: Sigmoid
     bounds: dict
     priors: dict
     free: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.zu, self.row_level = np.unique(self.z, return_inverse=True)  # distinct levels; row -> level
+        self.ku = np.bincount(self.row_level, weights=self.k, minlength=len(self.zu))
+        self.nu = np.bincount(self.row_level, weights=self.n, minlength=len(self.zu))
+        self.succ = _count_terms(self.row_level, self.k)
+        self.fail = _count_terms(self.row_level, self.n - self.k)
 
 
 def _problem(data: Data, opts: FitOptions, axis: Axis) -> _Problem:
@@ -249,8 +306,8 @@ def _trapezoid_weights(values: np.ndarray) -> np.ndarray:
 
 
 def _psi_grid(pb: _Problem, ax: dict) -> np.ndarray:
-    """ψ over the grid, shape (M, W, Λ, Γ, L)."""
-    s = pb.sigmoid(pb.z[None, None, :], ax["m"][:, None, None], ax["w"][None, :, None])
+    """ψ over the grid at the distinct levels, shape (M, W, Λ, Γ, L)."""
+    s = pb.sigmoid(pb.zu[None, None, :], ax["m"][:, None, None], ax["w"][None, :, None])
     lam = ax["lapse"][:, None, None]
     gam = ax["guess"][None, :, None]
     scale = 1.0 - lam - gam  # (Λ, Γ, 1)
@@ -258,20 +315,54 @@ def _psi_grid(pb: _Problem, ax: dict) -> np.ndarray:
     return np.clip(psi, 1e-12, 1 - 1e-12)
 
 
+_CHUNK = 24  # factors multiplied before taking a log (keeps the rising products far from overflow)
+
+
+def _log_rising(a: np.ndarray, terms) -> np.ndarray:
+    """Σ_t mult_t · log Γ(a_t + c_t) − log Γ(a_t) over count terms t, as Σ_{i < c_t} log(a_t + i).
+
+    ``a`` has the distinct levels on its first axis; ``terms`` are (level, count, multiplicity) sorted by
+    count, largest first, so the terms still multiplying at step i are a prefix. The rising product costs a
+    multiplication per trial and a log per 24 of them, against two gammaln calls per term (about twenty times a
+    multiplication), which is what keeps a fit with many rows per level as fast as one with a row per level.
+    """
+    level, count, mult = terms
+    out = np.zeros(a.shape[1:])
+    if not len(count):
+        return out
+    at = a[level]  # (T, grid...)
+    prod = np.ones_like(at)
+    acc = np.zeros_like(at)
+    active = len(count)
+    for i in range(int(count[0])):
+        while active and count[active - 1] <= i:
+            active -= 1
+        prod[:active] *= at[:active] + i
+        if (i + 1) % _CHUNK == 0:
+            acc[:active] += np.log(prod[:active])
+            prod[:active] = 1.0
+    acc += np.log(prod)
+    return np.tensordot(mult, acc, axes=1)
+
+
 def _loglik_grid(pb: _Problem, psi: np.ndarray, etas: np.ndarray) -> np.ndarray:
-    """Log likelihood over the grid, shape (M, W, Λ, Γ, H) for H overdispersion values."""
-    k, n = pb.k, pb.n
+    """Log likelihood over the grid, shape (M, W, Λ, Γ, H) for H overdispersion values.
+
+    Binomial (η = 0): depends only on the pooled counts per level. Beta-binomial (η > 0) per row: the row's
+    true proportion is Beta(ψ·ν, (1 − ψ)·ν) with ν = 1/η² − 1 (psignifit's parameterisation), so its count
+    has variance n·ψ(1 − ψ)·(1 + (n − 1)·η²).
+    """
     out = np.empty(psi.shape[:-1] + (len(etas),))
-    binom = np.log(psi) @ k + np.log1p(-psi) @ (n - k)
+    binom = np.log(psi) @ pb.ku + np.log1p(-psi) @ (pb.nu - pb.ku)
+    lead = np.moveaxis(psi, -1, 0)  # (L, grid...)
     for i, eta in enumerate(etas):
         if eta <= 1e-9:
             out[..., i] = binom
             continue
         nu = 1.0 / eta**2 - 1.0
-        a = psi * nu
-        b = nu - a
-        ll = special.gammaln(k + a) - special.gammaln(a) + special.gammaln(n - k + b) - special.gammaln(b)
-        out[..., i] = ll.sum(-1) + float(np.sum(special.gammaln(nu) - special.gammaln(n + nu)))
+        a = lead * nu
+        ll = _log_rising(a, pb.succ) + _log_rising(nu - a, pb.fail)
+        out[..., i] = ll + float(np.sum(special.gammaln(nu) - special.gammaln(pb.n + nu)))
     return out
 
 
@@ -284,10 +375,12 @@ def _eta_weights(etas: np.ndarray) -> np.ndarray:
     return np.concatenate([[ETA_SPIKE], (1 - ETA_SPIKE) * slab / slab.sum()])
 
 
-def _posterior(pb: _Problem, ax: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Normalised posterior mass on the grid (integration weights included) and the log posterior."""
+def _posterior(pb: _Problem, ax: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Normalised posterior mass on the grid (integration weights included), the log posterior (η's prior left
+    out) and the log likelihood."""
     psi = _psi_grid(pb, ax)
-    lp = _loglik_grid(pb, psi, ax["eta"])
+    ll = _loglik_grid(pb, psi, ax["eta"])
+    lp = ll
     names = ("m", "w", "lapse", "guess", "eta")
     weights = np.ones(1)
     for i, name in enumerate(names):
@@ -301,7 +394,10 @@ def _posterior(pb: _Problem, ax: dict) -> tuple[np.ndarray, np.ndarray]:
         weights = weights * _trapezoid_weights(ax[name]).reshape(shape)
     peak = np.max(lp)
     mass = np.exp(lp - peak) * weights
-    return mass / mass.sum(), lp
+    return mass / mass.sum(), lp, ll
+
+
+_LR_ROOM = 8.0  # log-likelihood units below the coarse maximum kept in the fine box
 
 
 def _tighten(ax: dict, mass: np.ndarray, floor: float = 1e-5) -> dict:
@@ -361,6 +457,11 @@ def _weighted_quantiles(values: np.ndarray, mass: np.ndarray, qs) -> np.ndarray:
     return np.asarray(out, dtype=float)
 
 
+def _profile_cut(ll: np.ndarray, ci: float) -> float:
+    """Wilks: the interval keeps the values whose profile log likelihood is within χ²₁(ci)/2 of the maximum."""
+    return float(np.max(ll) - stats.chi2.ppf(ci, 1) / 2)
+
+
 def _core_level(pb: _Problem, p: float, m, w, lapse, guess):
     """Level z where ψ reaches p; -inf if ψ starts above p, +inf if it never reaches it."""
     scale = 1.0 - lapse - guess
@@ -369,6 +470,38 @@ def _core_level(pb: _Problem, p: float, m, w, lapse, guess):
         z = pb.sigmoid.inverse(np.clip(s, 1e-300, 1 - 1e-16), m, w)
     z = np.where(s <= 0, -np.inf, z)
     return np.where(s >= 1, np.inf, z)
+
+
+def _profile_range(m: np.ndarray, ll: np.ndarray, cut: float, offset) -> tuple[float, float]:
+    """Profile-likelihood interval of q = m + offset(nuisance) from the grid log likelihood ``ll`` (M, ...).
+
+    For every combination of the nuisance nodes (width, lapse, guess, η) the likelihood along the m axis is
+    cut at ``cut``: its first and last nodes above the cut, each moved to the crossing by linear
+    interpolation with its outside neighbour, are that combination's ends. The interval is the range of q
+    over these segments, i.e. {q : max over the nuisance of ll >= cut}, the profile-likelihood interval. Every
+    threshold here is a shift of m (the sigmoids are location-scale families), so ``offset`` holds that shift
+    per nuisance combination (±inf where ψ never reaches the asked proportion).
+    """
+    n_m = len(m)
+    flat = ll.reshape(n_m, -1)
+    off = np.broadcast_to(offset, ll.shape[1:]).reshape(-1)
+    inside = flat >= cut
+    cols = np.nonzero(inside.any(axis=0))[0]
+    first = np.argmax(inside[:, cols], axis=0)
+    last = n_m - 1 - np.argmax(inside[::-1, cols], axis=0)
+    lo, hi = m[first].astype(float), m[last].astype(float)
+    if n_m > 1:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sel = first > 0
+            i, c = first[sel], cols[sel]
+            y0, y1 = flat[i - 1, c], flat[i, c]
+            lo[sel] = m[i - 1] + (cut - y0) / (y1 - y0) * (m[i] - m[i - 1])
+            sel = last < n_m - 1
+            i, c = last[sel], cols[sel]
+            y0, y1 = flat[i, c], flat[i + 1, c]
+            hi[sel] = m[i] + (y0 - cut) / (y0 - y1) * (m[i + 1] - m[i])
+    with np.errstate(invalid="ignore"):
+        return float(np.nanmin(lo + off[cols])), float(np.nanmax(hi + off[cols]))
 
 
 @dataclass
@@ -393,29 +526,34 @@ class FitResult:
     _mass: np.ndarray = field(repr=False)
     _axis: Axis = field(repr=False)
     map_params: dict = field(default_factory=dict, repr=False)
+    _loglik: np.ndarray | None = field(default=None, repr=False)
 
     def threshold_at(self, p: float, *, of: str = "psi") -> tuple[float, tuple[float, float]]:
         """Level where ψ (``of="psi"``) or the core sigmoid (``of="core"``) reaches ``p``, with its own CI.
 
-        The interval marginalises that level over the posterior grid, so it is direct, not a bound.
+        The interval marginalises that level over the posterior grid (``interval="posterior"``) or is its
+        profile-likelihood interval (``interval="profile"``, see ``fit``), so it is direct, not a bound.
         """
         if not 0 < p < 1:
             raise ValueError("p must lie strictly between 0 and 1")
-        pb, ax = self._pb, self._axes
-        mass = self._mass.sum(axis=4)  # over η
-        m, w = ax["m"][:, None, None, None], ax["w"][None, :, None, None]
-        lam, gam = ax["lapse"][None, None, :, None], ax["guess"][None, None, None, :]
+        pb, ax, mp = self._pb, self._axes, self._map
+        w = ax["w"][:, None, None, None]  # the nuisance axes (W, Λ, Γ, H) of the log likelihood
+        lam, gam = ax["lapse"][None, :, None, None], ax["guess"][None, None, :, None]
         if of == "core":
-            z = np.broadcast_to(pb.sigmoid.inverse(p, m, w), mass.shape)
-            point = pb.sigmoid.inverse(p, self._map["m"], self._map["w"])
+            offset = pb.sigmoid.inverse(p, 0.0, w)
+            point = pb.sigmoid.inverse(p, mp["m"], mp["w"])
         elif of == "psi":
-            z = np.broadcast_to(_core_level(pb, p, m, w, lam, gam), mass.shape)
-            mp = self._map
+            offset = _core_level(pb, p, 0.0, w, lam, gam)
             point = _core_level(pb, p, mp["m"], mp["w"], mp["lapse"], mp["guess"])
         else:
             raise ValueError("of must be 'psi' or 'core'")
-        tail = (1 - self.options.ci) / 2
-        lo, hi = _weighted_quantiles(z, mass, (tail, 1 - tail))
+        if self.options.interval == "profile":
+            lo, hi = _profile_range(ax["m"], self._loglik, _profile_cut(self._loglik, self.options.ci), offset)
+        else:
+            mass = self._mass.sum(axis=4)  # over η
+            z = np.broadcast_to(ax["m"][:, None, None, None] + offset[None, ..., 0], mass.shape)
+            tail = (1 - self.options.ci) / 2
+            lo, hi = _weighted_quantiles(z, mass, (tail, 1 - tail))
         return self._to_levels(float(point), lo, hi)
 
     def _to_levels(self, point, lo, hi):
@@ -515,7 +653,7 @@ def _deviance(k, n, psi) -> float:
 def _deviance_p(pb: _Problem, ax: dict, psi_hat: np.ndarray, samples: int, seed: int) -> float:
     """P(D* >= D) with D the grid-minimised deviance, for binomial resamples from the fitted ψ."""
     sub = {"m": ax["m"][::2], "w": ax["w"][::2], "lapse": ax["lapse"], "guess": ax["guess"], "eta": ax["eta"][:1]}
-    psi = _psi_grid(pb, sub).reshape(-1, len(pb.z))
+    psi = _psi_grid(pb, sub)[..., pb.row_level].reshape(-1, len(pb.z))  # per row
     lpsi, l1m = np.log(psi).T, np.log1p(-psi).T  # (L, G)
     rng = np.random.default_rng(seed)
     ks = rng.binomial(pb.n.astype(int), np.clip(psi_hat, 0, 1), size=(samples, len(pb.n))).astype(float)
@@ -540,15 +678,21 @@ def fit(data: Data, options: FitOptions | None = None) -> FitResult:
         raise ValueError("no trials to fit")
     pb = _problem(data, opts, axis)
     coarse = _axes(pb.bounds, 0)
-    mass, _ = _posterior(pb, coarse)
+    mass, _, ll = _posterior(pb, coarse)
+    if opts.interval == "profile":
+        # the fine box must also hold the likelihood-ratio region (with room for the coarse steps), which a weak
+        # prior tail could otherwise cut
+        mass = np.where(ll >= ll.max() - _LR_ROOM, 1.0, mass)
     fine = _axes(_tighten(coarse, mass), 1)
-    mass, lp = _posterior(pb, fine)
+    mass, lp, ll = _posterior(pb, fine)
     mp = _maximise(pb, fine, lp)
 
     tail = (1 - opts.ci) / 2
-    qs = (tail, 1 - tail)
-    m_lo, m_hi = _cell_quantiles(fine["m"], mass.sum(axis=(1, 2, 3, 4)), qs)
-    w_lo, w_hi = _cell_quantiles(fine["w"], mass.sum(axis=(0, 2, 3, 4)), qs)
+    if opts.interval == "profile":
+        m_lo, m_hi = _profile_range(fine["m"], ll, _profile_cut(ll, opts.ci), 0.0)
+    else:
+        m_lo, m_hi = _cell_quantiles(fine["m"], mass.sum(axis=(1, 2, 3, 4)), (tail, 1 - tail))
+    w_lo, w_hi = _cell_quantiles(fine["w"], mass.sum(axis=(0, 2, 3, 4)), (tail, 1 - tail))
     thr = axis.inverse(np.array([mp["m"], m_lo, m_hi]))
     slope = (1 - mp["guess"] - mp["lapse"]) * float(pb.sigmoid.derivative(mp["m"], mp["m"], mp["w"]))
     psi_hat = mp["guess"] + (1 - mp["guess"] - mp["lapse"]) * pb.sigmoid(pb.z, mp["m"], mp["w"])
@@ -566,32 +710,42 @@ def fit(data: Data, options: FitOptions | None = None) -> FitResult:
         deviance=dev,
         deviance_p=dev_p,
         n_trials=data.n_trials,
-        n_levels=len(data.levels),
+        n_levels=data.n_levels,
         options=opts,
         _pb=pb,
         _axes=fine,
         _mass=mass,
         _axis=axis,
         map_params=mp,
+        _loglik=ll,
     )
     return result
 
 
 def simulate(rng: np.random.Generator, levels, n_per_level: int, *, m: float, w: float, sigmoid: str = "logistic",
              guess: float = 0.0, lapse: float = 0.0, eta: float = 0.0, log_axis: bool = False,
-             decreasing: bool = False) -> Data:
-    """Simulated observer: blocks of ``n_per_level`` trials, beta-binomial when ``eta`` > 0.
+             decreasing: bool = False, blocks_per_level: int = 1) -> Data:
+    """Simulated observer: ``n_per_level`` trials per level, beta-binomial when ``eta`` > 0.
 
-    ``m`` and ``w`` are on the fitting axis (log levels for a log axis), as the fit reports its width.
+    ``blocks_per_level`` > 1 splits each level's trials into that many rows (sizes as equal as possible), as a
+    session's blocks or several participants would; η is drawn per row, so overdispersion is non-stationarity
+    from block to block. The result keeps the rows (``blocks``); with one block per level it is one row per
+    level. ``m`` and ``w`` are on the fitting axis (log levels for a log axis), as the fit reports its width.
     """
+    if blocks_per_level < 1 or blocks_per_level > n_per_level:
+        raise ValueError("blocks_per_level must lie between 1 and n_per_level")
     axis = Axis(log=log_axis or sigmoid == "weibull", decreasing=decreasing)
+    levels = np.asarray(levels, dtype=float)
     z = axis.forward(levels)
     p = guess + (1 - guess - lapse) * Sigmoid(sigmoid)(z, m, w)
+    sizes = np.full(blocks_per_level, n_per_level // blocks_per_level)
+    sizes[: n_per_level % blocks_per_level] += 1
+    p = np.repeat(p, blocks_per_level)
     if eta > 0:
         nu = 1 / eta**2 - 1
         p = rng.beta(np.maximum(p * nu, 1e-9), np.maximum((1 - p) * nu, 1e-9))
-    n = np.full(len(z), n_per_level)
-    return aggregate(levels, rng.binomial(n, p), n)
+    n = np.tile(sizes, len(z))
+    return blocks(np.repeat(levels, blocks_per_level), rng.binomial(n, p), n)
 
 
 def summary(result: FitResult) -> dict:
@@ -599,4 +753,5 @@ def summary(result: FitResult) -> dict:
     return result.to_dict()
 
 
-__all__ = ["Axis", "Data", "FitOptions", "FitResult", "aggregate", "aggregate_trials", "fit", "simulate", "summary"]
+__all__ = ["Axis", "Data", "FitOptions", "FitResult", "aggregate", "aggregate_trials", "blocks", "fit", "simulate",
+           "summary"]

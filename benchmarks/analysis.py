@@ -3,8 +3,10 @@
     python benchmarks/analysis.py                                   # 1,000 data sets per design (long)
     python benchmarks/analysis.py --datasets 50 --psignifit-datasets 5    # quick check, about a minute
 
-Each design simulates data sets from a known observer (``analysis.psychometric.simulate``: blocks of trials,
-guess and lapse rates, beta-binomial overdispersion) and fits them with ``analysis.psychometric.fit``.
+Each design simulates data sets from a known observer (``analysis.psychometric.simulate``: each level's trials
+in ``BLOCKS`` rows, guess and lapse rates, beta-binomial overdispersion drawn per row) and fits them with
+``analysis.psychometric.fit``, once per threshold interval method (``--intervals``: the posterior percentile
+interval, the default, and the profile-likelihood interval).
 Reported per design:
 
 - coverage: share of 95 % threshold intervals that hold the true threshold (target: the binomial band of
@@ -32,6 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis.psychometric import FitOptions, fit, simulate  # noqa: E402
 
+# Each level's trials come in this many rows (blocks of a session, or participants of a pooled fit), as in real
+# PaceLab data; η is drawn per row. For binomial data the rows change nothing (the likelihood is the pooled
+# one); for overdispersed data they are what lets the fit estimate η (docs/analysis.md, "Validation").
+BLOCKS = 4
+
 
 @dataclass(frozen=True)
 class Design:
@@ -46,6 +53,7 @@ class Design:
     guess: float = 0.02
     lapse: float = 0.02
     eta: float = 0.0
+    blocks: int = BLOCKS
 
 
 LEVELS = tuple(np.linspace(10, 70, 7))  # tokens/s
@@ -57,6 +65,7 @@ DESIGNS = [
     Design("yes/no 50/level", LEVELS, 50, 40.0, 40.0),
     Design("yes/no lapse .06", LEVELS, 30, 40.0, 40.0, lapse=0.06),
     Design("yes/no overdispersed", LEVELS, 30, 40.0, 40.0, eta=0.15),
+    Design("yes/no overdispersed .3", LEVELS, 30, 40.0, 40.0, eta=0.3),
     Design("yes/no skewed levels", SKEWED, 30, 40.0, 40.0),
     Design("yes/no wrong sigmoid", LEVELS, 30, 40.0, 40.0, truth="norm", fitted="logistic"),
     Design("2AFC 30/level", LEVELS, 30, 40.0, 40.0, experiment="2AFC", guess=0.5, lapse=0.01),
@@ -108,7 +117,8 @@ def _stats(est, lo, hi, truth, width, times):
     }
 
 
-def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None) -> list[tuple[str, str, dict]]:
+def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None,
+        intervals: tuple[str, ...] = ("posterior",)) -> list[tuple[str, str, dict]]:
     try:
         import psignifit  # noqa: F401
 
@@ -121,19 +131,25 @@ def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None) -> 
         if only and only not in d.name:
             continue
         rng = np.random.default_rng([seed, di])
-        opts = FitOptions(sigmoid=d.fitted, experiment=d.experiment, deviance_samples=0)
         truth, width = _truth_level(d), _width_levels(d)
         sims = [simulate(rng, np.asarray(d.levels), d.n, m=d.m, w=d.w, sigmoid=d.truth, guess=d.guess,
-                         lapse=d.lapse, eta=d.eta) for _ in range(datasets)]
-        ours = {"est": [], "lo": [], "hi": [], "t": []}
-        for data in sims:
-            t = time.perf_counter()
-            r = fit(data, opts)
-            ours["t"].append(time.perf_counter() - t)
-            ours["est"].append(r.threshold)
-            ours["lo"].append(r.threshold_ci_95[0])
-            ours["hi"].append(r.threshold_ci_95[1])
-        rows.append((d.name, "pacelab", _stats(ours["est"], ours["lo"], ours["hi"], truth, width, ours["t"])))
+                         lapse=d.lapse, eta=d.eta, blocks_per_level=d.blocks) for _ in range(datasets)]
+        for interval in intervals:
+            opts = FitOptions(sigmoid=d.fitted, experiment=d.experiment, deviance_samples=0, interval=interval)
+            res = {"est": [], "lo": [], "hi": [], "t": []}
+            for data in sims:
+                t = time.perf_counter()
+                r = fit(data, opts)
+                res["t"].append(time.perf_counter() - t)
+                res["est"].append(r.threshold)
+                res["lo"].append(r.threshold_ci_95[0])
+                res["hi"].append(r.threshold_ci_95[1])
+            if interval == intervals[0]:
+                ours = res
+            label = "pacelab" if interval == "posterior" else f"pacelab {interval}"
+            rows.append((d.name, label, _stats(res["est"], res["lo"], res["hi"], truth, width, res["t"])))
+            if interval != intervals[-1]:
+                print(_format_row(*rows[-1]), flush=True)
         k = min(psignifit_datasets, datasets) if have_ps else 0
         if k:
             theirs = {"est": [], "lo": [], "hi": [], "t": []}
@@ -144,7 +160,7 @@ def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None) -> 
                 theirs["est"].append(est)
                 theirs["lo"].append(lo)
                 theirs["hi"].append(hi)
-            sub = {key: v[:k] for key, v in ours.items()}
+            sub = {key: v[:k] for key, v in ours.items()}  # the first interval method on psignifit's data sets
             rows.append((d.name, f"pacelab (same {k})", _stats(sub["est"], sub["lo"], sub["hi"], truth, width,
                                                                sub["t"])))
             rows.append((d.name, f"psignifit ({k})", _stats(theirs["est"], theirs["lo"], theirs["hi"], truth, width,
@@ -172,12 +188,15 @@ def main(argv=None) -> int:
     ap.add_argument("--psignifit-datasets", type=int, default=20, help="how many of them psignifit also fits")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--design", default=None, help="run only designs whose name contains this")
+    ap.add_argument("--intervals", default="posterior,profile",
+                    help="threshold interval methods to report (FitOptions.interval), comma-separated")
     args = ap.parse_args(argv)
+    intervals = tuple(i.strip() for i in args.intervals.split(",") if i.strip())
     lo, hi = _band(args.datasets)
     print(f"coverage target {100 * lo:.1f}-{100 * hi:.1f}% (binomial band for {args.datasets} data sets), "
           "|bias/w| <= 2%, s/fit <= 0.5 (yes/no) and 0.1 (2AFC)")
     print(HEADER)
-    rows = run(args.datasets, args.psignifit_datasets, args.seed, args.design)
+    rows = run(args.datasets, args.psignifit_datasets, args.seed, args.design, intervals)
     print()
     print("summary")
     print(HEADER)

@@ -146,3 +146,19 @@ def test_a_ttft_level_is_fitted_as_a_falling_curve():
     entry = out["psychometric"][0]
     assert entry["decreasing"] and entry["level_name"] == "ttft_ms"
     assert 800 < entry["pooled"]["threshold"] < 2500
+
+
+def test_psychometric_fits_get_one_row_per_level_and_participant_and_plot_one_point_per_level():
+    rng = np.random.default_rng(2)
+    rows = []
+    for pid in range(5):
+        for rate in (5, 10, 20, 40, 80):
+            for _ in range(3):
+                y = float(rng.random() < 1 / (1 + np.exp(-(rate - 20) / 6)))
+                rows.append({"participant": pid, "block": "acc", "trial_type": "acceptability",
+                             "condition": f"acc:rate={rate}", "f_rate": str(rate), "response_value": y})
+    spec = {"factors": [{"name": "rate", "sets": "rate", "levels": [5, 10, 20, 40, 80]}]}
+    pooled = pipeline.run(pd.DataFrame(rows), None, spec=spec, options=FAST)["psychometric"][0]["pooled"]
+    assert pooled["n_blocks"] == 5 * 5 and pooled["n_levels"] == 5 and pooled["n_participants"] == 5
+    assert [p["level"] for p in pooled["points"]] == [5.0, 10.0, 20.0, 40.0, 80.0]
+    assert all(p["n"] == 15 for p in pooled["points"]) and pooled["n_trials"] == 75

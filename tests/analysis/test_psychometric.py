@@ -5,8 +5,10 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import optimize, stats
 
-from analysis.psychometric import FitOptions, aggregate, fit, simulate
+from analysis import psychometric as psy
+from analysis.psychometric import FitOptions, aggregate, blocks, fit, simulate
 from analysis.sigmoids import Sigmoid, psi
 
 FAMILIES = ["logistic", "norm", "gumbel", "weibull"]
@@ -178,3 +180,69 @@ def test_2afc_threshold_intervals_cover_the_truth_about_95_percent_of_the_time()
         r = fit(simulate(rng, levels, 30, m=40.0, w=40.0, guess=0.5, lapse=0.01), opts)
         hits.append(r.threshold_ci_95[0] <= 40.0 <= r.threshold_ci_95[1])
     assert 0.89 <= np.mean(hits) < 1.0
+
+
+# --- repeated rows per level (blocks), η identified by their spread, and the profile-likelihood interval ------
+
+
+def test_blocks_keep_repeated_levels_and_the_binomial_fit_is_the_pooled_one():
+    rows = blocks([20, 10, 20, 10, 30, 40], [3, 1, 4, 0, 9, 10], [10, 10, 10, 10, 10, 10])
+    assert rows.levels.tolist() == [10, 10, 20, 20, 30, 40] and rows.n_levels == 4 and rows.n_trials == 60
+    pooled = rows.pooled()
+    assert pooled.levels.tolist() == [10, 20, 30, 40] and pooled.n_positive.tolist() == [1, 7, 9, 10]
+    opts = FitOptions(overdispersion=False, deviance_samples=0)
+    a, b = fit(rows, opts), fit(pooled, opts)
+    assert a.threshold == pytest.approx(b.threshold) and a.threshold_ci_95 == pytest.approx(b.threshold_ci_95)
+    assert a.n_levels == b.n_levels == 4
+
+
+def test_simulate_splits_each_level_into_blocks():
+    levels = np.linspace(10, 70, 7)
+    data = simulate(np.random.default_rng(0), levels, 30, m=40.0, w=40.0, blocks_per_level=4, eta=0.2)
+    assert len(data.levels) == 28 and data.n_levels == 7
+    assert sorted(set(data.n_total.tolist())) == [7, 8] and data.n_trials == 7 * 30
+    with pytest.raises(ValueError, match="blocks_per_level"):
+        simulate(np.random.default_rng(0), levels, 3, m=40.0, w=40.0, blocks_per_level=4)
+
+
+def _slab_mass(result):
+    return float(result._mass.sum(axis=(0, 1, 2, 3))[1:].sum())
+
+
+def test_repeated_rows_move_eta_to_the_slab_for_overdispersed_data_and_keep_it_on_the_spike_for_binomial():
+    levels = np.linspace(10, 70, 7)
+    opts = FitOptions(deviance_samples=0)
+    kw = dict(m=40.0, w=40.0, guess=0.02, lapse=0.02, blocks_per_level=8)
+    od = [_slab_mass(fit(simulate(np.random.default_rng(s), levels, 80, eta=0.3, **kw), opts)) for s in range(3)]
+    binom = [_slab_mass(fit(simulate(np.random.default_rng(s), levels, 80, **kw), opts)) for s in range(3)]
+    prior_slab = 1 - psy.ETA_SPIKE
+    assert min(od) > 0.8 > prior_slab + 0.25
+    assert max(binom) < prior_slab
+
+
+def test_profile_interval_ends_where_the_profile_likelihood_drops_by_half_the_chi2_quantile():
+    levels = np.linspace(10, 70, 7)
+    data = simulate(np.random.default_rng(2), levels, 40, m=40.0, w=40.0, guess=0.02, lapse=0.02)
+    r = fit(data, FitOptions(overdispersion=False, guess=0.02, lapse=0.02, deviance_samples=0, interval="profile"))
+    s = Sigmoid("logistic")
+
+    def loglik(m, w):
+        p = np.clip(0.02 + 0.96 * s(data.levels, m, w), 1e-12, 1 - 1e-12)
+        return float(data.n_positive @ np.log(p) + (data.n_total - data.n_positive) @ np.log1p(-p))
+
+    def profile(m):
+        return -optimize.minimize_scalar(lambda w: -loglik(m, w), bounds=(1.0, 200.0), method="bounded").fun
+
+    best = -optimize.minimize(lambda t: -loglik(*t), [40.0, 40.0], method="Nelder-Mead").fun
+    cut = best - stats.chi2.ppf(0.95, 1) / 2
+    lo, hi = r.threshold_ci_95
+    assert profile(lo) == pytest.approx(cut, abs=0.1) and profile(hi) == pytest.approx(cut, abs=0.1)
+    assert r.threshold_at(0.5, of="core")[1] == pytest.approx(r.threshold_ci_95)
+    q, (qlo, qhi) = r.threshold_at(0.75)
+    assert qlo < q < qhi and qlo > lo
+
+
+def test_the_default_interval_is_the_posterior_and_unknown_ones_are_refused():
+    assert FitOptions().interval == "posterior"
+    with pytest.raises(ValueError, match="unknown interval"):
+        FitOptions(interval="bootstrap")
