@@ -20,6 +20,10 @@ PROTOCOL_VERSION = 1
 MAX_MESSAGE_CHARS = 512 * 1024
 MAX_ENTRIES_PER_BATCH = 2000
 MAX_TOKEN_CHARS = 128
+# Times are milliseconds (epoch or page clock): 1e15 ms is 31,000 years, and every larger float prints in exponent
+# form, which PostgreSQL's jsonb reads back as an integer, so a stored entry would no longer equal what was sent.
+MAX_ABS_MS = 1e15
+MAX_INT = 2**31 - 1  # counters and batch numbers fit a PostgreSQL integer column
 MODES = ("prefetch", "live")
 INBOUND_TYPES = ("hello", "start", "stop", "paint", "ping")
 
@@ -119,6 +123,8 @@ def _number(obj: dict, key: str, where: str, *, minimum: float | None = None, op
         raise ProtocolError(f"{where}.{key}: must be a number, got {type(value).__name__}")
     if minimum is not None and value < minimum:
         raise ProtocolError(f"{where}.{key}: must be >= {minimum:g}, got {value:g}")
+    if abs(value) > MAX_ABS_MS:
+        raise ProtocolError(f"{where}.{key}: must be within ±{MAX_ABS_MS:g} ms, got {value:g}")
     return float(value)
 
 
@@ -130,6 +136,8 @@ def _integer(obj: dict, key: str, where: str, *, minimum: int, optional: bool = 
     value = obj[key]
     if not _is_int(value) or value < minimum:
         raise ProtocolError(f"{where}.{key}: must be an integer >= {minimum}")
+    if value > MAX_INT:
+        raise ProtocolError(f"{where}.{key}: must be at most {MAX_INT}, got {value}")
     return value
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from pacelab.tokens import token_shaped
 from playback import fidelity, pacer
 from playback.models_delivery import PaintReport, Playback
 from playback.protocol import MODES, Clock, PaintEntry
@@ -45,7 +46,7 @@ def playback_create(
 def playback_for_socket(*, token: str, user=None, session_key: str | None = None) -> Playback | None:
     """The playback this socket may drive, or ``None`` (unknown token, or someone else's playback: the caller
     must not tell the two apart)."""
-    playback = Playback.objects.filter(token=token).first()
+    playback = Playback.objects.filter(token=token).first() if token_shaped(token) else None
     if playback is None:
         return None
     if playback.owner_id is not None and (user is None or not user.is_authenticated or user.pk != playback.owner_id):

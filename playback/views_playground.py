@@ -20,6 +20,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from pacelab.tokens import token_shaped
 from playback import metrics, playground, selectors, services, texts, tokenizers
 from playback.models import Trace
 from playback.models_delivery import Playback
@@ -166,7 +167,7 @@ def playground_playbacks(request: HttpRequest) -> JsonResponse:
 @require_GET
 def playground_fidelity(request: HttpRequest, token: str) -> JsonResponse:
     """The server's fidelity summary of one of the designer's playbacks (from its stored paint batches)."""
-    playback = Playback.objects.filter(token=token, owner=request.user).first()
+    playback = Playback.objects.filter(token=token, owner=request.user).first() if token_shaped(token) else None
     if playback is None:
         raise Http404("no such playback")
     return JsonResponse({

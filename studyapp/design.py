@@ -673,11 +673,9 @@ def trial_streams(trial: TrialSpec, **kw: Any) -> tuple[Stream, ...]:
 
 def procedure_max_trials(procedure: dict) -> int:
     """The hard cap on an adaptive block's trials (every track's ``max_trials``, plus catch trials)."""
-    from studyapp.adaptive import parse_procedure
+    from studyapp.adaptive.interleave import max_trials
 
-    config = parse_procedure(procedure)
-    n = sum(t.max_trials for t in config.tracks)
-    return round(n * (1 + config.catch.rate)) if config.catch else n  # catch trials interleave at their rate
+    return max_trials(procedure)
 
 
 def summary(design: Design, seed: int = 0, **stream_kw: Any) -> dict[str, Any]:

@@ -20,6 +20,27 @@ def _number(name: str, value: Any) -> float:
     return float(value)
 
 
+def no_nul(value: Any, name: str = "payload") -> None:
+    """Refuse the NUL character anywhere in a submission (keys and text): PostgreSQL cannot store it in text or
+    jsonb, and no participant types it."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ResponseError(f"{name}: text must not contain the NUL character (U+0000)")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            no_nul(key, name)
+            no_nul(item, f"{name}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            no_nul(item, f"{name}[{i}]")
+
+
+def panel_value(value: Any) -> str:
+    """A recruitment-link parameter as stored: text, control characters (NUL among them) removed, 128 at most."""
+    text = value if isinstance(value, str) else ""
+    return "".join(ch for ch in text if ch.isprintable() or ch == " ").strip()[:128]
+
+
 def response_ms(payload: dict) -> float | None:
     value = payload.get("response_ms")
     if value is None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
+from pacelab.tokens import token_shaped
 from studyapp import journey
 from studyapp.models import Session, Study, Trial
 
@@ -16,7 +17,7 @@ def study_by_slug(slug: str) -> Study | None:
 
 def session_by_token(token: str) -> Session | None:
     """The session of a participant token; ``None`` for a forged or unknown one (no hint which)."""
-    if not isinstance(token, str) or not 20 <= len(token) <= 64:
+    if not token_shaped(token):
         return None
     return Session.objects.select_related("study").filter(token=token).first()
 

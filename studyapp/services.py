@@ -140,7 +140,7 @@ def session_enter(*, study: Study, panel: dict[str, str], language: str = "en",
     or analysed; ``session_preview_discard`` deletes it."""
     if preview:
         return _preview_session(study, language), True
-    pid = (panel.get("participant") or "").strip()[:128] or None
+    pid = responses.panel_value(panel.get("participant")) or None
     if pid:
         existing = Session.objects.filter(study=study, panel_pid=pid).first()
         if existing:
@@ -168,7 +168,8 @@ def session_enter(*, study: Study, panel: dict[str, str], language: str = "en",
             plan = journey.build_plan(study.spec, seed=seed, group=group, row=row, language=language)
             session = Session.objects.create(
                 study=study, token=secrets.token_urlsafe(32), panel_pid=pid,
-                panel_study_id=(panel.get("study") or "")[:128], panel_session_id=(panel.get("session") or "")[:128],
+                panel_study_id=responses.panel_value(panel.get("study")),
+                panel_session_id=responses.panel_value(panel.get("session")),
                 group=group, seed=seed, language=language, plan={"steps": plan.steps, "row": row,
                                                                   "version": study.version})
             _create_trials(session, plan)
@@ -239,10 +240,14 @@ def _finish(session: Session, state: str) -> None:
 
 def session_submit(*, session_token: str, client_id: str, step: Any, payload: dict) -> SubmitResult:
     """Store the answer to the current step and move on; idempotent by ``client_id``."""
-    if not isinstance(client_id, str) or not 8 <= len(client_id) <= 64:
-        raise SubmitRefused("invalid", "client_id: must be a string of 8 to 64 characters")
+    if not isinstance(client_id, str) or not 8 <= len(client_id) <= 64 or not client_id.isprintable():
+        raise SubmitRefused("invalid", "client_id: must be a string of 8 to 64 printable characters")
     if not isinstance(payload, dict):
         raise SubmitRefused("invalid", "payload: must be an object")
+    try:
+        responses.no_nul(payload)
+    except ResponseError as exc:
+        raise SubmitRefused("invalid", str(exc)) from None
     if isinstance(step, bool) or not isinstance(step, int):
         raise SubmitRefused("invalid", f"step: must be an integer, got {step!r}")
     with transaction.atomic():

@@ -15,7 +15,7 @@ from studyapp.adaptive.config import (
     parse_procedure,
     parse_track,
 )
-from studyapp.adaptive.interleave import Block, Trial, make_procedure
+from studyapp.adaptive.interleave import Block, Trial, catch_budget, make_procedure, max_trials
 from studyapp.adaptive.observer import Observer
 from studyapp.adaptive.procedure import Estimate, Procedure, ProcedureStateError
 from studyapp.adaptive.questplus import QuestPlus
@@ -41,7 +41,9 @@ __all__ = [
     "Staircase",
     "StaircaseConfig",
     "Trial",
+    "catch_budget",
     "make_procedure",
+    "max_trials",
     "parse_procedure",
     "parse_track",
     "replay",

@@ -1,7 +1,9 @@
 """A block of adaptive trials: several tracks (staircases, QUEST+ runs) interleaved at random, catch trials mixed in.
 
 The schedule is a pure function of (seed, trial index, which tracks are still running): trial i is a catch
-trial when ``uniform(seed, i, "catch") < catch.rate`` (its level picked the same way); otherwise it goes to a
+trial when ``uniform(seed, i, "catch") < catch.rate`` (its level picked the same way) and the block's catch budget
+(``round(sum of max_trials × rate)``) is not spent, so ``max_trials(config)`` is a hard cap the study layer can
+reserve steps for; otherwise it goes to a
 running track chosen uniformly at random (``order: random``) or, with ``order: rounds``, to the next track of
 a round that visits every running track once in a shuffled order. Since the running tracks follow from the
 answers, the whole block follows from the config, the seed and the answers, and nothing else is stored.
@@ -19,6 +21,19 @@ from studyapp.adaptive.procedure import Estimate, Procedure, ProcedureStateError
 from studyapp.adaptive.questplus import QuestPlus
 from studyapp.adaptive.seeding import pick, shuffled, uniform
 from studyapp.adaptive.staircase import Staircase
+
+
+def catch_budget(config: ProcedureConfig) -> int:
+    """The most catch trials a block shows: its tracks' trial caps times the catch rate, rounded."""
+    if config.catch is None:
+        return 0
+    return round(sum(t.max_trials for t in config.tracks) * config.catch.rate)
+
+
+def max_trials(config: ProcedureConfig | Mapping[str, Any]) -> int:
+    """The hard cap on a block's trials: every track's ``max_trials`` plus the catch budget."""
+    config = parse_procedure(config)
+    return sum(t.max_trials for t in config.tracks) + catch_budget(config)
 
 
 def make_procedure(config: TrackConfig) -> Procedure:
@@ -69,6 +84,7 @@ class Block:
         self.history: list[tuple[Trial, bool]] = []
         self._round: list[str] = []
         self._next: Trial | None = None
+        self._catch_left = catch_budget(self.config)
 
     # --- schedule --------------------------------------------------------------------------------------
     @property
@@ -93,7 +109,7 @@ class Block:
 
     def _schedule(self) -> Trial:
         i, seed, catch = self.index, self.seed, self.config.catch
-        if catch is not None and uniform(seed, i, "catch") < catch.rate:
+        if catch is not None and self._catch_left > 0 and uniform(seed, i, "catch") < catch.rate:
             item = pick(catch.trials, seed, i, "catch-trial")
             dims = {t.dimension for t in self.config.tracks}
             return Trial(
@@ -135,6 +151,8 @@ class Block:
             self.tracks[trial.track].update(trial.level, response)
             if self.config.order == "rounds":
                 self._round.pop(0)
+        else:
+            self._catch_left -= 1
         self.history.append((trial, response))
         self._next = None
         return trial

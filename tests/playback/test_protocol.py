@@ -50,6 +50,7 @@ def test_a_well_formed_message_of_each_type_parses():
         ('{"type": "ping"}', "ping.t0: required"),
         ('{"type": "paint", "batch": 0, "entries": []}', "paint.batch: must be an integer >= 1"),
         ('{"type": "paint", "batch": 1.5, "entries": []}', "paint.batch: must be an integer >= 1"),
+        ('{"type": "paint", "batch": 2147483648, "entries": []}', "paint.batch: must be at most 2147483647"),
         ('{"type": "paint", "batch": 1, "entries": {}}', "paint.entries: must be a list"),
         ('{"type": "paint", "batch": 1, "entries": [7]}', "paint.entries[0]: must be an object"),
     ],
@@ -68,6 +69,10 @@ def test_malformed_messages_name_the_problem(text, expected):
         (_entry(chars=2.5), "paint.entries[1].chars: must be an integer >= 0"),
         (_entry(hidden="no"), "paint.entries[1].hidden: must be true or false"),
         (_entry(frame_ms=-1), "paint.entries[1].frame_ms: must be >= 0, got -1"),
+        # beyond what a clock can read; larger floats would not come back equal from PostgreSQL's jsonb
+        (_entry(recv_ms=5.120113203405201e16), "paint.entries[1].recv_ms: must be within ±1e+15 ms, got 5.12011e+16"),
+        (_entry(sent_ms=-1e300), "paint.entries[1].sent_ms: must be within ±1e+15 ms, got -1e+300"),
+        (_entry(seq=2**31), "paint.entries[1].seq: must be at most 2147483647, got 2147483648"),
     ],
 )
 def test_a_bad_paint_entry_is_named_by_its_index_and_field(entry, expected):

@@ -100,6 +100,14 @@ def test_bad_submissions_are_refused_clearly_and_change_nothing(server, study):
         (me.post([1, 2, 3]), 400, "invalid", "body must be a JSON object"),
         (me.post({"client_id": 12345678, "step": step, "payload": ok_env}), 400, "invalid", "client_id"),
         (me.post({"client_id": "short", "step": step, "payload": ok_env}), 400, "invalid", "client_id"),
+        # NUL (PostgreSQL stores it in neither text nor jsonb) is refused, never a server error
+        (me.post({"client_id": "nul\x00" + "c" * 20, "step": step, "payload": ok_env}), 400, "invalid",
+         "client_id"),
+        (me.post({"client_id": uuid.uuid4().hex, "step": step, "payload": {"environment": {
+            **bots.ENVIRONMENT, "device": "desk\x00top"}}}), 400, "invalid",
+         "payload.environment.device: text must not contain the NUL character"),
+        (me.post({"client_id": uuid.uuid4().hex, "step": step, "payload": {"environment": {
+            **bots.ENVIRONMENT, "\x00": 1}}}), 400, "invalid", "NUL character"),
         (me.post({"client_id": uuid.uuid4().hex, "step": step, "payload": "env"}), 400, "invalid",
          "payload: must be an object"),
         (me.post({"client_id": uuid.uuid4().hex, "step": step, "payload": {"environment": {
@@ -158,13 +166,22 @@ def test_bad_submissions_are_refused_clearly_and_change_nothing(server, study):
     # forged tokens: the same 404 for every endpoint, and nothing is created
     n_sessions, n_answers, n_visits = Session.objects.count(), Answer.objects.count(), PageVisit.objects.count()
     near = me.token[:-1] + ("A" if me.token[-1] != "A" else "B")
-    for forged in [secrets.token_urlsafe(32), "x" * 43, "a" * 65, near]:
+    for forged in [secrets.token_urlsafe(32), "x" * 43, "a" * 65, near, "%00" + near[3:], near[:-3] + "%2A"]:
         assert me.client.get(f"/p/{forged}/step.json").status_code == 404
         assert me.client.get(f"/p/{forged}/").status_code == 404
         assert me.post({"client_id": uuid.uuid4().hex, "step": 0, "payload": {}}, token=forged).status_code == 404
     assert me.client.get("/s/no-such-study/", params={"PROLIFIC_PID": "x"}).status_code == 404
     assert (Session.objects.count(), Answer.objects.count(), PageVisit.objects.count()) == (
         n_sessions, n_answers, n_visits)
+
+    # control characters in a panel link's parameters are dropped, not stored (PostgreSQL refuses NUL)
+    r = httpx.get(f"{server}/s/{study.slug}/", params={"PROLIFIC_PID": "nul\x00pid\x07", "STUDY_ID": "s\x00",
+                                                        "SESSION_ID": "\x00"})
+    assert r.status_code == 302
+    s = Session.objects.get(panel_pid="nulpid")
+    assert (s.panel_study_id, s.panel_session_id) == ("s", "")
+    assert httpx.get(f"{server}/s/{study.slug}/", params={"PROLIFIC_PID": "nulpid"}).headers["location"] == (
+        r.headers["location"])  # the cleaned id resumes the same session
 
     # nothing lost: the participant carries on from where they were to the end
     result = _finish(server, study.slug, me.pid)
@@ -204,6 +221,7 @@ async def _bad_messages(base: str, token: str, foreign: str) -> dict:
             await _ask(ws, json.dumps({"type": "paint", "batch": 1, "entries": []})),
             await _ask(ws, json.dumps({"type": "hello", "token": secrets.token_urlsafe(32)})),
             await _ask(ws, json.dumps({"type": "hello", "token": foreign})),
+            await _ask(ws, json.dumps({"type": "hello", "token": "\x00" + foreign[1:]})),
             await _ask(ws, json.dumps({"type": "ping", "t0": "now"})),
         ]
         # the same socket still works with the participant's own playback
@@ -214,6 +232,9 @@ async def _bad_messages(base: str, token: str, foreign: str) -> dict:
             await _ask(ws, json.dumps({"type": "paint", "batch": 1, "entries": [{"seq": -1}]})),
             await _ask(ws, json.dumps({"type": "paint", "batch": 1, "entries": [
                 {"seq": 0, "t_ms": 0, "recv_ms": 0, "paint_ms": "soon", "chars": 1}]})),
+            await _ask(ws, json.dumps({"type": "paint", "batch": 1, "entries": [
+                {"seq": 0, "t_ms": 0, "recv_ms": 5.1e16, "paint_ms": 1, "chars": 1}]})),
+            await _ask(ws, json.dumps({"type": "paint", "batch": 2**31, "entries": []})),
         ]
         await ws.send(json.dumps({"type": "start"}))
         first = json.loads(await asyncio.wait_for(ws.recv(), 10))
@@ -246,7 +267,7 @@ def test_bad_websocket_messages_get_an_error_and_the_socket_and_trial_carry_on(s
                 "unknown message type 'launch'", "hello.token: must be a non-empty string",
                 "hello.token: longer than", "start: send hello with the playback token first",
                 "paint: send hello with the playback token first", "hello: unknown playback",
-                "hello: unknown playback", "ping.t0: must be a number"]
+                "hello: unknown playback", "hello: unknown playback", "ping.t0: must be a number"]
     for error, words in zip(errors, expected, strict=True):
         assert error.startswith(words), (error, words)
     assert keyed_out == {"type": "error", "error": "hello: unknown playback"}  # same answer as a forged token
@@ -256,6 +277,8 @@ def test_bad_websocket_messages_get_an_error_and_the_socket_and_trial_carry_on(s
     assert after[1].startswith("paint.batch: must be an integer >= 1")
     assert after[2].startswith("paint.entries[0].seq: must be an integer >= 0")
     assert after[3].startswith("paint.entries[0].paint_ms: must be a number")
+    assert after[4].startswith("paint.entries[0].recv_ms: must be within")
+    assert after[5].startswith("paint.batch: must be at most 2147483647")
     assert out["delivered"] in ("schedule", "frame")
     assert out["start_again"]["error"].startswith("start: the trial has already")
     assert PaintReport.objects.count() == 0  # no bad batch was stored

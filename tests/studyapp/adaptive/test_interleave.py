@@ -4,7 +4,7 @@ import collections
 
 import pytest
 
-from studyapp.adaptive import Block, Observer, ProcedureStateError, run_block
+from studyapp.adaptive import Block, Observer, ProcedureStateError, catch_budget, max_trials, parse_procedure, run_block
 
 TRACK = {"method": "staircase", "rule": "1up2down", "steps": [0.2, 0.1, 0.05], "max_trials": 20}
 BLOCK = {
@@ -44,6 +44,40 @@ def test_every_track_runs_to_its_end_and_catch_trials_are_mixed_in():
     assert all(t.expect is (t.level == 200) for t in catch)
     assert block.catch_summary()["trials"] == len(catch)
     assert block.done and block.next_trial() is None
+
+
+ADAPTIVE_STUDY = {  # tests/data/adaptive-study.yaml's procedure, whose block once outran its reserved steps
+    "dimension": "tokens_per_s", "axis": "log", "seed": 3,
+    "catch": {"rate": 0.1, "trials": [{"level": 200, "expect": "yes"}]},
+    "tracks": [
+        {"name": "token", "method": "staircase", "rule": "1up2down", "start": 40, "steps": [0.2, 0.1, 0.05],
+         "min": 2, "max": 200, "max_trials": 14, "max_reversals": 3},
+        {"name": "smooth", "method": "staircase", "rule": "1up1down", "start": 8, "steps": 0.1, "min": 2,
+         "max": 200, "max_trials": 10, "max_reversals": 3},
+    ],
+}
+
+
+@pytest.mark.parametrize("config", [BLOCK, ADAPTIVE_STUDY], ids=["three-tracks", "adaptive-study"])
+def test_catch_trials_never_exceed_their_budget_so_max_trials_is_a_hard_cap(config):
+    """The study layer reserves ``max_trials`` steps; a block must finish within them for any seed and answers
+    (catch trials are drawn at random, so without a budget a run of them could push the tracks past the end)."""
+    budget, cap = catch_budget(parse_procedure(config)), max_trials(config)
+    assert cap == sum(t["max_trials"] for t in config["tracks"]) + budget
+    over_rate = 0
+    for seed in range(300):
+        block = run_block(config, OBSERVER, answer_seed=seed, seed=seed)
+        n_catch = block.catch_summary()["trials"]
+        assert block.done and len(block.history) <= cap and n_catch <= budget
+        # the budget only trims the unlucky seeds: the rate itself would give more catch trials here
+        over_rate += sum(uniform_hits(config, seed, len(block.history))) > budget
+    assert over_rate > 0  # the budget was needed for some seeds (this test would catch its removal)
+
+
+def uniform_hits(config, seed, n):
+    from studyapp.adaptive.seeding import uniform
+
+    return [uniform(seed, i, "catch") < config["catch"]["rate"] for i in range(n)]
 
 
 def test_tracks_are_interleaved_not_run_one_after_another():
