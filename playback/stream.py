@@ -110,6 +110,8 @@ class Stream:
             object.__setattr__(self, "pieces", tuple(self.pieces))
         last = float("-inf")
         for i, p in enumerate(self.pieces):
+            if "\x00" in p.text:  # nothing renders it, and PostgreSQL's jsonb cannot store it
+                raise StreamError(f"pieces[{i}].text: contains the NUL character (U+0000)")
             if p.channel not in CHANNELS:
                 raise StreamError(f"pieces[{i}].channel: {p.channel!r} is not one of {CHANNELS}")
             if p.tokens < 0:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pacelab.nul import nul_paths
+
 
 class ResponseError(ValueError):
     """A submission that cannot be stored; ``str()`` reads ``field: problem``."""
@@ -23,16 +25,9 @@ def _number(name: str, value: Any) -> float:
 def no_nul(value: Any, name: str = "payload") -> None:
     """Refuse the NUL character anywhere in a submission (keys and text): PostgreSQL cannot store it in text or
     jsonb, and no participant types it."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise ResponseError(f"{name}: text must not contain the NUL character (U+0000)")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            no_nul(key, name)
-            no_nul(item, f"{name}.{key}")
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            no_nul(item, f"{name}[{i}]")
+    found = nul_paths(value, name)
+    if found:
+        raise ResponseError(f"{found[0]}: text must not contain the NUL character (U+0000)")
 
 
 def panel_value(value: Any) -> str:

@@ -25,6 +25,7 @@ import jsonschema
 import yaml
 from jsonschema import ValidationError
 
+from pacelab.nul import nul_paths
 from studyapp import counterbalance, design
 
 SCHEMA_RESOURCE = ("schema", "study.schema.json")
@@ -446,9 +447,11 @@ def _expected_problems(expected: Any, task: dict, path: str) -> list[Problem]:
 
 def validate(doc: Any, base_dir: str | Path | None = None) -> list[Problem]:
     """All problems of a parsed study document, sorted by path (empty: valid)."""
-    problems = schema_problems(doc)
+    # NUL first: PostgreSQL could not store the document, whatever else is right with it
+    problems = [Problem(path, "must not contain the NUL character (U+0000)") for path in nul_paths(doc)]
+    problems += schema_problems(doc)
     if problems:
-        return problems
+        return sort_problems(problems)
     return semantic_problems(doc, base_dir)
 
 

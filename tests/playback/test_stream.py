@@ -17,7 +17,8 @@ def test_pieces_must_not_go_back_in_time():
 @pytest.mark.parametrize(
     ("piece", "message"),
     [(Piece("a", -1.0), "must be >= 0"), (Piece("a", float("nan")), "must be >= 0"),
-     (Piece("a", 1.0, "thinking"), "is not one of"), (Piece("a", 1.0, tokens=-1), "tokens: must be >= 0")],
+     (Piece("a", 1.0, "thinking"), "is not one of"), (Piece("a", 1.0, tokens=-1), "tokens: must be >= 0"),
+     (Piece("a\x00b", 1.0), r"text: contains the NUL character")],
 )
 def test_invalid_pieces_are_refused_with_the_field_named(piece, message):
     with pytest.raises(StreamError, match=message):
@@ -52,7 +53,7 @@ def test_unknown_format_version_is_refused():
 
 pieces = st.lists(
     st.tuples(
-        st.text(max_size=6),
+        st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=6),
         st.floats(min_value=0, max_value=1e7, allow_nan=False, allow_infinity=False),
         st.sampled_from(["content", "reasoning"]),
         st.integers(min_value=0, max_value=5),

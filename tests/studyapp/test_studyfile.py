@@ -192,6 +192,13 @@ def test_an_unknown_bundled_trace_is_reported():
     assert messages(doc)[0].startswith("stimuli.rec.trace.id: unknown bundled trace 'nope'")
 
 
+def test_nul_anywhere_in_the_document_is_a_problem_named_by_its_path():
+    """PostgreSQL cannot store NUL in jsonb; the study file is refused up front, not at the database."""
+    doc = study()
+    doc["texts"]["consent"]["en"] = "I agree\x00"
+    assert "texts.consent.en: must not contain the NUL character (U+0000)" in messages(doc)
+
+
 def test_load_study_on_a_broken_file_raises_with_all_problems(tmp_path):
     path = tmp_path / "s.yaml"
     path.write_text("version: 2\nid: Bad Id\n")
