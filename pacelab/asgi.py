@@ -42,3 +42,8 @@ _ = get_resolver().url_patterns  # import every view now, not at the first reque
 gc.freeze()
 gc.set_threshold(gc.get_threshold()[0], gc.get_threshold()[1], 100)
 sys.setswitchinterval(0.001)
+# Under Daphne, websocket frames go out at once rather than on the next reactor turn (pacelab/eager_writes.py).
+if "daphne.server" in sys.modules:
+    from pacelab import eager_writes
+
+    eager_writes.install()

@@ -113,7 +113,8 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
         self.session.started()
         if self.playback.mode == "prefetch":
             self.session.ended()
-            await self.send(text_data=protocol.schedule_msg(self.frames, t_server=server_ms()))
+            for part in protocol.schedule_msgs(self.frames, t_server=server_ms()):
+                await self.send(text_data=part)
             await database_sync_to_async(_deliver_prefetch)(self.playback)
             await self.send(text_data=protocol.end_msg(reason="complete", frames=len(self.frames),
                                                        sent=len(self.frames)))

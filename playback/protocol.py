@@ -327,8 +327,35 @@ def ready_msg(*, mode: str, config: dict[str, Any], frames: int, t_server: float
                   "frames": frames, "t_server": t_server})
 
 
+# Daphne refuses to send a websocket message over 1 MiB (its --websocket_max_message_size, autobahn's check),
+# and closes the socket with 1011; a long reasoning trace's schedule can be several MiB. It goes in parts.
+MAX_SCHEDULE_BYTES = 768 * 1024
+
+
 def schedule_msg(frames: list[Frame], *, t_server: float) -> str:
-    return _dump({"type": "schedule", "frames": [f.to_obj() for f in frames], "t_server": t_server})
+    """The whole schedule as one message (small streams; see ``schedule_msgs``)."""
+    return _dump({"type": "schedule", "frames": [f.to_obj() for f in frames], "t_server": t_server,
+                  "part": 1, "parts": 1})
+
+
+def schedule_msgs(frames: list[Frame], *, t_server: float, max_bytes: int = MAX_SCHEDULE_BYTES) -> list[str]:
+    """The schedule in ``schedule`` messages of at most ``max_bytes`` of UTF-8 each (``part`` 1..``parts``, in
+    order; the client starts once it has them all). A single frame larger than the budget gets a part of its own.
+    """
+    encoded = [_dump(f.to_obj()) for f in frames]
+    chunks: list[list[str]] = [[]]
+    size = 0
+    room = max_bytes - 200  # the envelope: type, part numbers, t_server
+    for text in encoded:
+        n = len(text.encode()) + 1
+        if chunks[-1] and size + n > room:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(text)
+        size += n
+    parts = len(chunks)
+    head = _dump({"type": "schedule", "t_server": t_server, "parts": parts})[:-1]
+    return [f'{head},"part":{k},"frames":[{",".join(chunk)}]}}' for k, chunk in enumerate(chunks, start=1)]
 
 
 def frame_msg(frame: Frame, *, sent_ms: float, late_ms: float) -> str:

@@ -260,8 +260,8 @@ class Participant:
             while True:
                 msg = await self._recv(ws)
                 kind = msg.get("type")
-                if kind == "schedule":
-                    frames = msg["frames"]
+                if kind == "schedule":  # a long one comes in parts, in order
+                    frames = [*frames, *msg["frames"]] if msg.get("part", 1) > 1 else list(msg["frames"])
                     # The bot paces the schedule perfectly: each frame is received and painted on time.
                     entries = [{"seq": f["seq"], "t_ms": f["t_ms"], "recv_ms": f["t_ms"], "paint_ms": f["t_ms"],
                                 "chars": len(f["text"]), "hidden": False} for f in frames]

@@ -118,3 +118,12 @@ def test_a_batch_retried_after_a_forced_reconnect_is_stored_once(page):
     assert [r.batch for r in reports] == list(range(1, out["sentBatches"] + 1))
     entries = [e for r in reports for e in r.entries]
     assert sorted(e["seq"] for e in entries) == list(range(90))  # every frame once: nothing lost or doubled
+
+
+def test_a_schedule_in_several_parts_is_joined_before_playing(page):
+    """Over 768 KiB the schedule comes in parts (Daphne sends nothing over 1 MiB); the client waits for all."""
+    stream = Stream(tuple(Piece(f"{i}:" + "长文本" * 20, 100.0 + i * 0.5) for i in range(6000)))  # ~1.6 MB
+    playback = playback_create(stream=stream, mode="prefetch")
+    out = page.evaluate(PLAY, {"tokens": {"long": playback.token}, "drop": False})["long"]
+    assert page.js_errors == [] and out["errors"] == [] and out["state"] == "done"
+    assert out["text"] == stream.text and out["unpainted"] == 0

@@ -182,6 +182,32 @@ def test_prefetch_delivers_the_whole_schedule_and_paint_batches_are_stored_once(
 
 
 @pytest.mark.integration
+def test_a_schedule_over_daphnes_message_limit_arrives_in_parts_whole_and_in_order(server):
+    """Daphne closes a socket (1011) rather than send a message over 1 MiB; a long (here Chinese) schedule goes
+    in parts. Large messages also take Twisted's buffered path behind the eager writes (pacelab/eager_writes.py)."""
+    stream = Stream(tuple(Piece(f"{i:06d} " + "长文本" * 20, i * 1.0) for i in range(20_000)))  # ~2.5 MB
+    playback = playback_create(stream=stream)
+
+    async def run():
+        async with _connect(server, max_size=None) as ws:
+            s = Socket(ws)
+            await s.ask(type="hello", token=playback.token)
+            parts = [await s.ask(type="start")]
+            while parts[-1]["part"] < parts[-1]["parts"]:
+                parts.append(await s.recv())
+            end = await s.recv()
+            pong = await s.ask(type="ping", t0=1.0, id="after")
+        return parts, end, pong
+
+    parts, end, pong = asyncio.run(run())
+    assert len(parts) >= 4 and [p["part"] for p in parts] == list(range(1, len(parts) + 1))
+    frames = [f for p in parts for f in p["frames"]]
+    assert [f["seq"] for f in frames] == list(range(20_000))
+    assert "".join(f["text"] for f in frames) == stream.text
+    assert end["type"] == "end" and end["sent"] == 20_000 and pong["id"] == "after"
+
+
+@pytest.mark.integration
 def test_live_delivery_is_complete_ordered_and_on_schedule(server):
     stream = _stream(100, 25.0)  # 100 tokens at 40 tokens/s
     playback = playback_create(stream=stream, mode="live")

@@ -147,6 +147,20 @@ def test_frames_number_the_pieces_of_a_stream_in_order_with_their_times():
     assert schedule["frames"][2] == {"seq": 2, "t_ms": 275.0, "text": "lo", "channel": "content", "tokens": 2}
 
 
+def test_a_long_schedule_goes_in_parts_under_the_size_limit_that_concatenate_to_the_whole():
+    frames = protocol.frames_of(Stream(tuple(Piece(f"{i} 长文本🚀\"", float(i)) for i in range(3000))).to_obj())
+    whole = json.loads(protocol.schedule_msg(frames, t_server=1.0))
+    assert (whole["part"], whole["parts"]) == (1, 1)
+    texts = protocol.schedule_msgs(frames, t_server=1.0, max_bytes=20_000)
+    parts = [json.loads(t) for t in texts]
+    assert len(parts) > 5 and all(len(t.encode()) <= 20_000 for t in texts)
+    assert [(p["type"], p["part"], p["parts"], p["t_server"]) for p in parts] == [
+        ("schedule", k, len(parts), 1.0) for k in range(1, len(parts) + 1)]
+    assert [f for p in parts for f in p["frames"]] == whole["frames"]
+    one = protocol.schedule_msgs(frames[:10], t_server=1.0)
+    assert len(one) == 1 and json.loads(one[0])["frames"] == whole["frames"][:10]
+
+
 def test_paint_entries_round_trip_to_stored_objects_without_absent_optionals():
     entry = parse(_paint(entries=[_entry(sent_ms=1.7e12)])).entries[0]
     assert entry.to_obj() == {**_entry(), "sent_ms": 1.7e12}

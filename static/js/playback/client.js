@@ -217,10 +217,17 @@ export function createClient(options) {
     if (readyWaiter) { const w = readyWaiter; readyWaiter = null; w.resolve(msg); }
   }
 
+  let scheduleParts = [];
   function onSchedule(msg) {
+    // A long schedule comes in parts (part 1..parts, in order); pacing starts once all of them are here.
+    const parts = msg.parts || 1;
+    if ((msg.part || 1) === 1) scheduleParts = [];
+    scheduleParts.push(msg.frames);
+    if (scheduleParts.length < parts) return;
     scheduleRecvAt = performance.now();
-    client.frames = msg.frames;
-    if (scheduleWaiter) { const w = scheduleWaiter; scheduleWaiter = null; w.resolve(msg.frames); }
+    client.frames = scheduleParts.flat();
+    scheduleParts = [];
+    if (scheduleWaiter) { const w = scheduleWaiter; scheduleWaiter = null; w.resolve(client.frames); }
   }
 
   function onFrame(msg) {
