@@ -91,7 +91,18 @@ def attention_passed(trial: dict, value: dict[str, Any]) -> bool | None:
         return value["chosen"].lower() == str(expected).lower()
     if trial["type"] == "acceptability":
         return value["response"] == expected or value["accept"] == expected
+    scale = trial.get("scale") or {}
+    if scale.get("type") == "slider" and isinstance(expected, int | float) and not isinstance(expected, bool):
+        return abs(value["response"] - expected) <= slider_tolerance(scale)
     return value["response"] == expected
+
+
+def slider_tolerance(scale: dict) -> float:
+    """How far from an instructed value a slider answer may land and still pass: 5 % of the scale (at least one
+    step). Dragging a thumb to an exact value is unreliable on a touchpad or phone, so exact equality would fail
+    attentive participants."""
+    lo, hi = scale.get("min", 0), scale.get("max", 100)
+    return max(float(scale.get("step", 1)), 0.05 * (hi - lo))
 
 
 def comment(trial: dict, payload: dict) -> str:

@@ -112,6 +112,8 @@ def trial_answer(page, view: dict) -> str:
         if t["type"] == "afc":
             return "a" if trial.spec["order"][0] == str(trial.spec["expected"]).upper() else "b"
         return str(trial.spec["expected"])
+    if t["type"] == "rating" and (t.get("scale") or {}).get("type") == "slider":
+        return "73"
     return {"acceptability": "yes", "rating": "4", "afc": "a", "reading": "done"}[t["type"]]
 
 
@@ -159,11 +161,19 @@ def complete_journey(page, lang: str) -> list[str]:
             assert page.locator(".pl-player[data-state='done']").count() == len(view["trial"]["playbacks"])
             value = trial_answer(page, view)
             if page.locator("#comment").count():
-                page.locator("#comment").fill("felt smooth" if lang == "en" else "感觉很流畅")
+                page.locator("#comment").fill("感觉很流畅" if lang == "zh" else "felt smooth")
+            if view["trial"].get("presentation") == "side_by_side":  # both answers on screen at once
+                assert page.locator(".stages.side-by-side .stage:visible").count() == 2
             shoot(page, lang, n, label)
-            page.locator(f'.choice[data-value="{value}"]').click()
-            if page.locator("#next").is_visible():
+            if page.locator("#slider").count():
+                assert page.locator("#next").is_disabled()  # a slider must be moved before it counts
+                page.locator("#slider").fill(value)
+                assert page.locator("#slider-value").inner_text() == value  # the number is shown once moved
                 page.locator("#next").click()
+            else:
+                page.locator(f'.choice[data-value="{value}"]').click()
+                if page.locator("#next").is_visible():
+                    page.locator("#next").click()
         elif kind == "environment":
             shoot(page, lang, n, kind)  # while it measures (about a second), then it submits by itself
         elif kind == "consent":
@@ -219,6 +229,33 @@ def test_a_prolific_participant_completes_the_study_in_english_and_is_sent_back_
     page.wait_for_url("https://app.prolific.com/submissions/complete?cc=C7PACE1", timeout=15000)
     assert page.external == ["https://app.prolific.com/submissions/complete?cc=C7PACE1"]
     assert page.js_errors == []
+
+
+def test_slider_ratings_and_side_by_side_pairs_are_answered_and_stored(page, tmp_path):
+    """The other two layouts: a rating on a slider (Next stays disabled until it is moved) and a 2AFC with both
+    answers streaming side by side."""
+    doc = trimmed_demo(tmp_path)
+    blocks = {b["id"]: b for b in doc["blocks"]}
+    scale = blocks["ratings"]["task"]["scale"]
+    blocks["ratings"]["task"]["scale"] = {"type": "slider", "min": 0, "max": 100, "anchors": scale["anchors"]}
+    for key in ("labels", "gap_ms"):
+        blocks["tokenizers"]["task"].pop(key, None)
+    blocks["tokenizers"]["task"]["presentation"] = "side_by_side"
+    path = tmp_path / "layouts.yaml"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    owner = get_user_model().objects.create_user("layouts", password="x" * 12)
+    study, _ = services.study_load(doc=studyfile.load_study(path), owner=owner)
+    services.study_set_state(study=study, state="open")
+    page.goto(f"{page.base}/s/{study.slug}/?PROLIFIC_PID=layouts-1&lang=en")
+    seen = complete_journey(page, "layouts")
+    assert {"trial-rating", "trial-afc"} <= set(seen) and page.js_errors == []
+    session = Session.objects.get(panel_pid="layouts-1")
+    assert session.state == Session.State.COMPLETED
+    ratings = [a.value["response"] for a in Answer.objects.filter(session=session, key="trial", trial__kind="rating")
+               if not a.trial.attention]
+    assert ratings and all(r == 73 for r in ratings)
+    pairs = Answer.objects.filter(session=session, key="trial", trial__kind="afc")
+    assert pairs and all(a.value["response"] in ("a", "b") for a in pairs)
 
 
 def test_a_participant_completes_the_study_in_chinese(page, study):

@@ -233,6 +233,8 @@ async function trialStep() {
       chosen = Number(slider.value);
       chosenAt = performance.now();
       slider.classList.add("touched");
+      const shown = root.querySelector("#slider-value");
+      if (shown) { shown.textContent = slider.value; shown.hidden = false; }
       next.disabled = false;
     });
   }
