@@ -2,10 +2,12 @@
 
 Two layouts, told apart by the header:
 
-- aggregated: ``level,n_positive,n_total`` (one row per block; repeated levels are pooled);
-- trials: ``level,response`` with response 0 or 1.
+- aggregated: ``level,n_positive,n_total``, one row per block; repeated levels stay separate rows, so the fit's
+  overdispersion (η, per row) sees how blocks of the same level scatter;
+- trials: ``level,response`` with response 0 or 1, counted per level, and per participant (or block) when the
+  file has a ``participant`` (or ``block``) column: one row per (level, participant), for the same reason.
 
-Extra columns are ignored. Errors name the 1-based file row (the header is row 1) and the column, so a
+Other columns are ignored. Errors name the 1-based file row (the header is row 1) and the column, so a
 researcher can find the cell: ``row 4, column n_total: not an integer ('3.5')``.
 """
 
@@ -16,10 +18,11 @@ import io
 import math
 from pathlib import Path
 
-from analysis.psychometric import Data, aggregate
+from analysis.psychometric import Data, aggregate, blocks
 
 AGGREGATED = ("level", "n_positive", "n_total")
 TRIALS = ("level", "response")
+GROUPS = ("participant", "block")  # a trial file's rows are counted per level and per the first of these
 
 
 class CurveFileError(ValueError):
@@ -64,7 +67,8 @@ def parse(text: str) -> Data:
             f"row 1: header {','.join(header)!r} has neither columns level,n_positive,n_total nor level,response"
         )
     idx = {c: header.index(c) for c in layout}
-    levels, pos, tot = [], [], []
+    group_col = next((header.index(c) for c in GROUPS if c in header), None) if layout is TRIALS else None
+    levels, pos, tot, groups = [], [], [], []
     for row in reader:
         line = reader.line_num
         if not any(cell.strip() for cell in row):
@@ -87,13 +91,24 @@ def parse(text: str) -> Data:
             n = 1
         pos.append(k)
         tot.append(n)
+        groups.append(row[group_col].strip() if group_col is not None and group_col < len(row) else "")
     if not levels:
         raise CurveFileError("no data rows after the header")
     if len(set(levels)) < 2:
         raise CurveFileError("column level: a fit needs at least two distinct levels")
     if sum(tot) == 0:
         raise CurveFileError("column n_total: no trials in the file")
-    return aggregate(levels, pos, tot)
+    if layout is AGGREGATED:
+        return blocks(levels, pos, tot)
+    if group_col is None:
+        return aggregate(levels, pos, tot)
+    counts: dict[tuple[float, str], list[int]] = {}
+    for level, group, k in zip(levels, groups, pos, strict=True):
+        cell = counts.setdefault((level, group), [0, 0])
+        cell[0] += k
+        cell[1] += 1
+    keys = sorted(counts)
+    return blocks([lv for lv, _ in keys], [counts[key][0] for key in keys], [counts[key][1] for key in keys])
 
 
 def read(path: str | Path) -> Data:

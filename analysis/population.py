@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import optimize, special
 
 from analysis.psychometric import Axis, FitOptions, aggregate, fit
+from analysis.psychometric import blocks as psy_blocks
 from analysis.sigmoids import Sigmoid
 
 Z975 = float(special.ndtri(0.975))
@@ -210,7 +211,8 @@ def fit_by_condition(df: pd.DataFrame, options: FitOptions | None = None, *, qua
     rows = []
     for cond, g in df.groupby("condition", sort=True):
         blocks = _columns(g)
-        pooled = fit(aggregate(blocks["level"], blocks["n_positive"], blocks["n_total"]),
+        # one row per (participant, level): the rows' spread is the between-participant part of η
+        pooled = fit(psy_blocks(blocks["level"], blocks["n_positive"], blocks["n_total"]),
                      FitOptions(**{**opts.__dict__, "deviance_samples": 0}))
         pop = fit_population(g, opts, quantile=quantile, individual=individual)
         rows.append({

@@ -5,18 +5,22 @@ import pytest
 from analysis.curvefile import CurveFileError, parse, read
 
 
-def test_aggregated_rows_pool_repeated_levels():
+def test_aggregated_rows_keep_repeated_levels_as_blocks_and_pool_for_the_points():
     data = parse("level,n_positive,n_total\n10,1,10\n20,5,10\n10,2,5\n")
-    assert data.levels.tolist() == [10.0, 20.0]
-    assert data.n_positive.tolist() == [3.0, 5.0]
-    assert data.n_total.tolist() == [15.0, 10.0]
+    assert data.levels.tolist() == [10.0, 10.0, 20.0]  # blocks of the same level stay rows (η sees their spread)
+    assert data.n_positive.tolist() == [1.0, 2.0, 5.0] and data.n_total.tolist() == [10.0, 5.0, 10.0]
+    pooled = data.pooled()
+    assert pooled.levels.tolist() == [10.0, 20.0] and pooled.n_positive.tolist() == [3.0, 5.0]
+    assert pooled.n_total.tolist() == [15.0, 10.0] and data.n_levels == 2
 
 
-def test_trial_rows_are_aggregated_per_level_and_extra_columns_ignored():
-    data = parse("participant,level,response\na,1.5,1\na,1.5,0\nb,3,1\n")
-    assert data.levels.tolist() == [1.5, 3.0]
-    assert data.n_positive.tolist() == [1.0, 1.0]
-    assert data.n_total.tolist() == [2.0, 1.0]
+def test_trial_rows_are_counted_per_level_and_participant_and_other_columns_ignored():
+    data = parse("participant,level,response,x\na,1.5,1,q\na,1.5,0,q\nb,1.5,1,q\nb,3,1,q\n")
+    assert data.levels.tolist() == [1.5, 1.5, 3.0]
+    assert data.n_positive.tolist() == [1.0, 1.0, 1.0]
+    assert data.n_total.tolist() == [2.0, 1.0, 1.0]
+    plain = parse("level,response\n1.5,1\n1.5,0\n1.5,1\n3,1\n")
+    assert plain.levels.tolist() == [1.5, 3.0] and plain.n_total.tolist() == [3.0, 1.0]
 
 
 @pytest.mark.parametrize(
