@@ -11,6 +11,8 @@ from typing import Any
 
 from pacelab.nul import nul_paths
 
+MAX_ABS_NUMBER = 1e15
+
 
 class ResponseError(ValueError):
     """A submission that cannot be stored; ``str()`` reads ``field: problem``."""
@@ -151,6 +153,8 @@ def questionnaire_answers(items: list[dict], answers: Any) -> dict[str, Any]:
                 raise ResponseError(f"answers.{iid}: must be a list of {', '.join(map(str, options))}")
         elif kind == "number":
             number = _number(f"answers.{iid}", value)
+            if abs(number) > MAX_ABS_NUMBER:  # larger floats print in exponent form; jsonb reads them back as ints
+                raise ResponseError(f"answers.{iid}: must be within ±{MAX_ABS_NUMBER:g}")
             if "min" in item and number < item["min"] or "max" in item and number > item["max"]:
                 raise ResponseError(f"answers.{iid}: must be between {item.get('min')} and {item.get('max')}")
             value = number

@@ -25,6 +25,13 @@ def test_a_fine_slider_still_allows_one_step_and_likert_points_must_match_exactl
     assert responses.attention_passed({"type": "rating"}, {"response": 3}) is None  # not a check
 
 
+def test_a_questionnaire_number_without_bounds_still_stays_within_what_jsonb_gives_back_unchanged():
+    items = [{"id": "n", "type": "number", "required": True}]
+    assert responses.questionnaire_answers(items, {"n": 1e15}) == {"n": 1e15}
+    with pytest.raises(ResponseError, match=r"answers\.n: must be within ±1e\+15"):
+        responses.questionnaire_answers(items, {"n": 5.120113203405201e16})
+
+
 def test_nul_is_refused_by_path_and_panel_values_lose_control_characters():
     with pytest.raises(ResponseError, match=r"payload\.answers\.q1\[1\]: text must not contain the NUL"):
         responses.no_nul({"answers": {"q1": ["ok", "a\x00b"]}})
