@@ -14,15 +14,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from pacelab.jsonb import MAX_EXACT_NUMBER
 from playback.stream import Piece, Stream
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_CHARS = 512 * 1024
 MAX_ENTRIES_PER_BATCH = 2000
 MAX_TOKEN_CHARS = 128
-# Times are milliseconds (epoch or page clock): 1e15 ms is 31,000 years, and every larger float prints in exponent
-# form, which PostgreSQL's jsonb reads back as an integer, so a stored entry would no longer equal what was sent.
-MAX_ABS_MS = 1e15
+MAX_ABS_MS = MAX_EXACT_NUMBER  # times in ms (epoch or page clock) that a stored paint entry keeps unchanged
 MAX_INT = 2**31 - 1  # counters and batch numbers fit a PostgreSQL integer column
 MODES = ("prefetch", "live")
 INBOUND_TYPES = ("hello", "start", "stop", "paint", "ping")

@@ -9,9 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pacelab.nul import nul_paths
-
-MAX_ABS_NUMBER = 1e15
+from pacelab.jsonb import MAX_EXACT_NUMBER, nul_paths
 
 
 class ResponseError(ValueError):
@@ -153,8 +151,8 @@ def questionnaire_answers(items: list[dict], answers: Any) -> dict[str, Any]:
                 raise ResponseError(f"answers.{iid}: must be a list of {', '.join(map(str, options))}")
         elif kind == "number":
             number = _number(f"answers.{iid}", value)
-            if abs(number) > MAX_ABS_NUMBER:  # larger floats print in exponent form; jsonb reads them back as ints
-                raise ResponseError(f"answers.{iid}: must be within ±{MAX_ABS_NUMBER:g}")
+            if abs(number) > MAX_EXACT_NUMBER:  # what jsonb gives back unchanged (pacelab/jsonb.py)
+                raise ResponseError(f"answers.{iid}: must be within ±{MAX_EXACT_NUMBER:g}")
             if "min" in item and number < item["min"] or "max" in item and number > item["max"]:
                 raise ResponseError(f"answers.{iid}: must be between {item.get('min')} and {item.get('max')}")
             value = number

@@ -25,7 +25,7 @@ import jsonschema
 import yaml
 from jsonschema import ValidationError
 
-from pacelab.nul import nul_paths
+from pacelab.jsonb import nul_paths
 from studyapp import counterbalance, design
 
 SCHEMA_RESOURCE = ("schema", "study.schema.json")

@@ -1,6 +1,6 @@
-"""NUL is found wherever it hides in decoded JSON: strings, keys, nested lists."""
+"""What jsonb keeps unchanged: NUL found wherever it hides in decoded JSON (strings, keys, nested lists)."""
 
-from pacelab.nul import nul_paths
+from pacelab.jsonb import nul_paths
 
 
 def test_clean_values_have_no_nul():

@@ -1,13 +1,17 @@
-"""Finding the NUL character (U+0000) in decoded JSON or YAML.
+"""What PostgreSQL's jsonb (and text) store unchanged, checked before anything from outside reaches them.
 
-PostgreSQL stores NUL in neither ``text`` nor ``jsonb``, so anything that reaches the database from outside
-(submissions, study files, traces) is checked first and refused with the path of the offending value, instead of
-failing later as a database error.
+- NUL (U+0000): stored in neither text nor jsonb; ``nul_paths`` finds it in decoded JSON or YAML, so submissions,
+  study files and traces are refused with the path of the offending value instead of failing as a database error.
+- Large numbers: Python writes floats of 1e16 and more in exponent form, which jsonb reads back as an integer
+  that is not the float that was sent. ``MAX_EXACT_NUMBER`` (1e15: in milliseconds, 31,000 years) bounds the
+  numbers that clients may send where no tighter bound applies.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+MAX_EXACT_NUMBER = 1e15
 
 
 def nul_paths(value: Any, path: str = "") -> list[str]:
