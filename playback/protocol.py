@@ -331,12 +331,6 @@ def ready_msg(*, mode: str, config: dict[str, Any], frames: int, t_server: float
 MAX_SCHEDULE_BYTES = 768 * 1024
 
 
-def schedule_msg(frames: list[Frame], *, t_server: float) -> str:
-    """The whole schedule as one message (small streams; see ``schedule_msgs``)."""
-    return _dump({"type": "schedule", "frames": [f.to_obj() for f in frames], "t_server": t_server,
-                  "part": 1, "parts": 1})
-
-
 def schedule_msgs(frames: list[Frame], *, t_server: float, max_bytes: int = MAX_SCHEDULE_BYTES) -> list[str]:
     """The schedule in ``schedule`` messages of at most ``max_bytes`` of UTF-8 each (``part`` 1..``parts``, in
     order; the client starts once it has them all). A single frame larger than the budget gets a part of its own.

@@ -142,15 +142,17 @@ def test_frames_number_the_pieces_of_a_stream_in_order_with_their_times():
     frames = protocol.frames_of(stream.to_obj())
     assert [(f.seq, f.t_ms, f.text, f.tokens) for f in frames] == [(0, 250.0, "Hel", 1), (1, 260.0, "", 1),
                                                                    (2, 275.0, "lo", 2)]
-    schedule = json.loads(protocol.schedule_msg(frames, t_server=1.0))
+    [text] = protocol.schedule_msgs(frames, t_server=1.0)
+    schedule = json.loads(text)
     assert schedule["type"] == "schedule"
     assert schedule["frames"][2] == {"seq": 2, "t_ms": 275.0, "text": "lo", "channel": "content", "tokens": 2}
 
 
 def test_a_long_schedule_goes_in_parts_under_the_size_limit_that_concatenate_to_the_whole():
     frames = protocol.frames_of(Stream(tuple(Piece(f"{i} 长文本🚀\"", float(i)) for i in range(3000))).to_obj())
-    whole = json.loads(protocol.schedule_msg(frames, t_server=1.0))
-    assert (whole["part"], whole["parts"]) == (1, 1)
+    [single] = protocol.schedule_msgs(frames, t_server=1.0)  # under the default 768 KiB: one message
+    whole = json.loads(single)
+    assert (whole["part"], whole["parts"]) == (1, 1) and len(whole["frames"]) == 3000
     texts = protocol.schedule_msgs(frames, t_server=1.0, max_bytes=20_000)
     parts = [json.loads(t) for t in texts]
     assert len(parts) > 5 and all(len(t.encode()) <= 20_000 for t in texts)
