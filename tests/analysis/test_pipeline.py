@@ -132,33 +132,29 @@ def test_yes_no_answers_are_read_from_numbers_words_and_booleans():
     assert np.isnan(pipeline.binary("maybe")) and np.isnan(pipeline.binary(3))
 
 
+def _acceptability(seed, block, factor, sets, levels, participants, repeats, p_accept):
+    """Simulated tidy rows of one acceptability factor, with the study-file spec that names it."""
+    rng = np.random.default_rng(seed)
+    rows = [{"participant": pid, "block": block, "trial_type": "acceptability",
+             "condition": f"{block}:{factor}={level}", f"f_{factor}": str(level),
+             "response_value": float(rng.random() < p_accept(level))}
+            for pid in range(participants) for level in levels for _ in range(repeats)]
+    return pd.DataFrame(rows), {"factors": [{"name": factor, "sets": sets, "levels": list(levels)}]}
+
+
 def test_a_ttft_level_is_fitted_as_a_falling_curve():
-    rng = np.random.default_rng(1)
-    rows = []
-    for pid in range(6):
-        for ttft in (200, 500, 1000, 2000, 4000):
-            for _ in range(4):
-                y = float(rng.random() < 1 / (1 + np.exp((ttft - 1500) / 300)))
-                rows.append({"participant": pid, "block": "wait", "trial_type": "acceptability",
-                             "condition": f"wait:ttft={ttft}", "f_ttft": str(ttft), "response_value": y})
-    spec = {"factors": [{"name": "ttft", "sets": "ttft_ms", "levels": [200, 500, 1000, 2000, 4000]}]}
-    out = pipeline.run(pd.DataFrame(rows), None, spec=spec, options=FAST)
+    df, spec = _acceptability(1, "wait", "ttft", "ttft_ms", (200, 500, 1000, 2000, 4000), 6, 4,
+                              lambda ttft: 1 / (1 + np.exp((ttft - 1500) / 300)))
+    out = pipeline.run(df, None, spec=spec, options=FAST)
     entry = out["psychometric"][0]
     assert entry["decreasing"] and entry["level_name"] == "ttft_ms"
     assert 800 < entry["pooled"]["threshold"] < 2500
 
 
 def test_psychometric_fits_get_one_row_per_level_and_participant_and_plot_one_point_per_level():
-    rng = np.random.default_rng(2)
-    rows = []
-    for pid in range(5):
-        for rate in (5, 10, 20, 40, 80):
-            for _ in range(3):
-                y = float(rng.random() < 1 / (1 + np.exp(-(rate - 20) / 6)))
-                rows.append({"participant": pid, "block": "acc", "trial_type": "acceptability",
-                             "condition": f"acc:rate={rate}", "f_rate": str(rate), "response_value": y})
-    spec = {"factors": [{"name": "rate", "sets": "rate", "levels": [5, 10, 20, 40, 80]}]}
-    pooled = pipeline.run(pd.DataFrame(rows), None, spec=spec, options=FAST)["psychometric"][0]["pooled"]
+    df, spec = _acceptability(2, "acc", "rate", "rate", (5, 10, 20, 40, 80), 5, 3,
+                              lambda rate: 1 / (1 + np.exp(-(rate - 20) / 6)))
+    pooled = pipeline.run(df, None, spec=spec, options=FAST)["psychometric"][0]["pooled"]
     assert pooled["n_blocks"] == 5 * 5 and pooled["n_levels"] == 5 and pooled["n_participants"] == 5
     assert [p["level"] for p in pooled["points"]] == [5.0, 10.0, 20.0, 40.0, 80.0]
     assert all(p["n"] == 15 for p in pooled["points"]) and pooled["n_trials"] == 75
