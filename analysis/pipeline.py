@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-PIPELINE_VERSION = 1
+PIPELINE_VERSION = 2  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default)
 STAGES: tuple[tuple[str, float], ...] = (
     ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
     ("predictors", 10), ("fidelity", 8),
@@ -55,6 +55,7 @@ class Options:
     ci: float = 0.95
     lapse_max: float = 0.2
     guess_max: float = 0.2
+    interval: str = "hybrid"  # the threshold interval method (analysis.psychometric.INTERVALS; its default)
     deviance_samples: int = 200
     n_boot: int = 1000
     individual_max: int = 30  # participants per condition up to which individual fits are added (0.3 s each)
@@ -382,7 +383,7 @@ def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float],
             continue
         opts = FitOptions(sigmoid=options.sigmoid, decreasing=d["decreasing"], ci=options.ci,
                           lapse_bounds=(0.0, options.lapse_max), guess_bounds=(0.0, options.guess_max),
-                          deviance_samples=options.deviance_samples, seed=options.seed)
+                          deviance_samples=options.deviance_samples, seed=options.seed, interval=options.interval)
         entry = {"block": d["block"], "level_name": d["level_name"], "unit": d["unit"],
                  "decreasing": d["decreasing"], "conditions": [], "warnings": []}
         groups = [("pooled", d["data"])] + [(c, d["data"].loc[d["data"]["condition"] == c]) for c in d["order"]]

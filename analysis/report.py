@@ -35,6 +35,15 @@ TASKS = {"acceptability": "yes/no acceptability judgements", "rating": "ratings"
          "choices (which stream felt faster)", "reading": "reading times"}
 
 
+# how each threshold interval method (analysis.psychometric.INTERVALS) reads in the methods paragraph
+_INTERVAL_PHRASES = {
+    "posterior": "credible intervals (percentiles of the marginal posterior)",
+    "profile": "profile-likelihood confidence intervals",
+    "hybrid": ("confidence intervals from the likelihood maximised over width, lapse and overdispersion with the "
+               "guess rate integrated out under its prior (likelihood-ratio cut at χ²₁/2)"),
+}
+
+
 def _block(b: Mapping[str, Any]) -> str:
     task = b.get("task") or {}
     kind = TASKS.get(task.get("type"), str(task.get("type")))
@@ -106,7 +115,7 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
             f"[0, {opts.get('lapse_max', 0.2)}] and [0, {opts.get('guess_max', 0.2)}], fitted as a Bayesian "
             f"posterior on a grid with psignifit 4's default priors and beta-binomial overdispersion; thresholds "
             f"(m, the 50 % point of the sigmoid's rise) are reported with {100 * opts.get('ci', 0.95):g} % "
-            f"credible intervals.")
+            f"{_INTERVAL_PHRASES.get(opts.get('interval', 'posterior'), 'intervals')}.")
     if any(p.get("rows") for p in results.get("population") or []):
         q = 100 * opts.get("quantile", 0.75)
         out.append(

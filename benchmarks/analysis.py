@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
+import os
 import sys
 import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +36,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis.psychometric import FitOptions, fit, simulate  # noqa: E402
+
+DEFAULT_INTERVAL = FitOptions().interval
 
 # Each level's trials come in this many rows (blocks of a session, or participants of a pooled fit), as in real
 # PaceLab data; η is drawn per row. For binomial data the rows change nothing (the likelihood is the pooled
@@ -117,8 +122,50 @@ def _stats(est, lo, hi, truth, width, times):
     }
 
 
+def _run_design(di: int, d: Design, datasets: int, psignifit_datasets: int, seed: int,
+                intervals: tuple[str, ...], have_ps: bool) -> list[tuple[str, str, dict]]:
+    """One design's rows: every interval method on the same simulated data sets, then psignifit on the first K."""
+    rng = np.random.default_rng([seed, di])
+    truth, width = _truth_level(d), _width_levels(d)
+    sims = [simulate(rng, np.asarray(d.levels), d.n, m=d.m, w=d.w, sigmoid=d.truth, guess=d.guess,
+                     lapse=d.lapse, eta=d.eta, blocks_per_level=d.blocks) for _ in range(datasets)]
+    rows = []
+    ours = None  # the default method's results (or the first method's), for the psignifit comparison
+    for interval in intervals:
+        opts = FitOptions(sigmoid=d.fitted, experiment=d.experiment, deviance_samples=0, interval=interval)
+        res = {"est": [], "lo": [], "hi": [], "t": []}
+        for data in sims:
+            t = time.perf_counter()
+            r = fit(data, opts)
+            res["t"].append(time.perf_counter() - t)
+            res["est"].append(r.threshold)
+            res["lo"].append(r.threshold_ci_95[0])
+            res["hi"].append(r.threshold_ci_95[1])
+        if interval == DEFAULT_INTERVAL or ours is None:
+            ours = res
+        label = "pacelab" if interval == DEFAULT_INTERVAL else f"pacelab {interval}"
+        rows.append((d.name, label, _stats(res["est"], res["lo"], res["hi"], truth, width, res["t"])))
+    k = min(psignifit_datasets, datasets) if have_ps else 0
+    if k:
+        theirs = {"est": [], "lo": [], "hi": [], "t": []}
+        for data in sims[:k]:
+            t = time.perf_counter()
+            est, lo, hi = _psignifit_fit(data, d)
+            theirs["t"].append(time.perf_counter() - t)
+            theirs["est"].append(est)
+            theirs["lo"].append(lo)
+            theirs["hi"].append(hi)
+        sub = {key: v[:k] for key, v in ours.items()}  # the default interval method on psignifit's data sets
+        rows.append((d.name, f"pacelab (same {k})", _stats(sub["est"], sub["lo"], sub["hi"], truth, width,
+                                                           sub["t"])))
+        rows.append((d.name, f"psignifit ({k})", _stats(theirs["est"], theirs["lo"], theirs["hi"], truth, width,
+                                                        theirs["t"])))
+    return rows
+
+
 def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None,
-        intervals: tuple[str, ...] = ("posterior",)) -> list[tuple[str, str, dict]]:
+        intervals: tuple[str, ...] = (DEFAULT_INTERVAL,), jobs: int = 1) -> list[tuple[str, str, dict]]:
+    """Every selected design, ``jobs`` designs at a time in separate processes (rows printed in design order)."""
     try:
         import psignifit  # noqa: F401
 
@@ -126,46 +173,24 @@ def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None,
     except ImportError:
         have_ps = False
         print("note: psignifit is not installed (pip install psignifit); its columns are left out")
+    chosen = [(di, d) for di, d in enumerate(DESIGNS) if not only or only in d.name]
+    args = [(di, d, datasets, psignifit_datasets, seed, intervals, have_ps) for di, d in chosen]
     rows = []
-    for di, d in enumerate(DESIGNS):
-        if only and only not in d.name:
-            continue
-        rng = np.random.default_rng([seed, di])
-        truth, width = _truth_level(d), _width_levels(d)
-        sims = [simulate(rng, np.asarray(d.levels), d.n, m=d.m, w=d.w, sigmoid=d.truth, guess=d.guess,
-                         lapse=d.lapse, eta=d.eta, blocks_per_level=d.blocks) for _ in range(datasets)]
-        for interval in intervals:
-            opts = FitOptions(sigmoid=d.fitted, experiment=d.experiment, deviance_samples=0, interval=interval)
-            res = {"est": [], "lo": [], "hi": [], "t": []}
-            for data in sims:
-                t = time.perf_counter()
-                r = fit(data, opts)
-                res["t"].append(time.perf_counter() - t)
-                res["est"].append(r.threshold)
-                res["lo"].append(r.threshold_ci_95[0])
-                res["hi"].append(r.threshold_ci_95[1])
-            if interval == intervals[0]:
-                ours = res
-            label = "pacelab" if interval == "posterior" else f"pacelab {interval}"
-            rows.append((d.name, label, _stats(res["est"], res["lo"], res["hi"], truth, width, res["t"])))
-            if interval != intervals[-1]:
-                print(_format_row(*rows[-1]), flush=True)
-        k = min(psignifit_datasets, datasets) if have_ps else 0
-        if k:
-            theirs = {"est": [], "lo": [], "hi": [], "t": []}
-            for data in sims[:k]:
-                t = time.perf_counter()
-                est, lo, hi = _psignifit_fit(data, d)
-                theirs["t"].append(time.perf_counter() - t)
-                theirs["est"].append(est)
-                theirs["lo"].append(lo)
-                theirs["hi"].append(hi)
-            sub = {key: v[:k] for key, v in ours.items()}  # the first interval method on psignifit's data sets
-            rows.append((d.name, f"pacelab (same {k})", _stats(sub["est"], sub["lo"], sub["hi"], truth, width,
-                                                               sub["t"])))
-            rows.append((d.name, f"psignifit ({k})", _stats(theirs["est"], theirs["lo"], theirs["hi"], truth, width,
-                                                            theirs["t"])))
-        print(_format_row(*rows[-1]) if not k else "\n".join(_format_row(*r) for r in rows[-3:]), flush=True)
+    if jobs > 1:
+        # one BLAS thread per process (they would otherwise contend for the same cores and inflate s/fit); the
+        # workers are spawned so that they read it when they load numpy
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            results = pool.map(_run_design, *zip(*args))
+            for design_rows in results:
+                print("\n".join(_format_row(*r) for r in design_rows), flush=True)
+                rows.extend(design_rows)
+        return rows
+    for a in args:
+        design_rows = _run_design(*a)
+        print("\n".join(_format_row(*r) for r in design_rows), flush=True)
+        rows.extend(design_rows)
     return rows
 
 
@@ -188,7 +213,8 @@ def main(argv=None) -> int:
     ap.add_argument("--psignifit-datasets", type=int, default=20, help="how many of them psignifit also fits")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--design", default=None, help="run only designs whose name contains this")
-    ap.add_argument("--intervals", default="posterior,profile",
+    ap.add_argument("--jobs", type=int, default=1, help="designs run at once, each in its own process")
+    ap.add_argument("--intervals", default="posterior,profile,hybrid",
                     help="threshold interval methods to report (FitOptions.interval), comma-separated")
     args = ap.parse_args(argv)
     intervals = tuple(i.strip() for i in args.intervals.split(",") if i.strip())
@@ -196,7 +222,7 @@ def main(argv=None) -> int:
     print(f"coverage target {100 * lo:.1f}-{100 * hi:.1f}% (binomial band for {args.datasets} data sets), "
           "|bias/w| <= 2%, s/fit <= 0.5 (yes/no) and 0.1 (2AFC)")
     print(HEADER)
-    rows = run(args.datasets, args.psignifit_datasets, args.seed, args.design, intervals)
+    rows = run(args.datasets, args.psignifit_datasets, args.seed, args.design, intervals, args.jobs)
     print()
     print("summary")
     print(HEADER)

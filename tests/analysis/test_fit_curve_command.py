@@ -48,6 +48,17 @@ def test_options_reach_the_fit(tmp_path):
     assert doc["log_axis"] is True and doc["sigmoid"] == "weibull"
 
 
+def test_interval_method_is_chosen_and_reported(tmp_path):
+    path = tmp_path / "trials.csv"
+    _write_trials(path)
+    docs = {i: json.loads(_run(str(path), "--interval", i, "--json")) for i in ("posterior", "profile", "hybrid")}
+    assert json.loads(_run(str(path), "--json"))["interval"] == "hybrid"
+    assert {i: d["interval"] for i, d in docs.items()} == {i: i for i in docs}
+    assert docs["posterior"]["threshold_ci_95"] != docs["hybrid"]["threshold_ci_95"]
+    with pytest.raises(CommandError):
+        _run(str(path), "--interval", "bootstrap")
+
+
 def test_human_output_names_threshold_and_interval(tmp_path):
     path = tmp_path / "trials.csv"
     _write_trials(path)

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
+from scipy import integrate, optimize, stats
 
 from analysis import psychometric as psy
 from analysis.psychometric import FitOptions, aggregate, blocks, fit, simulate
@@ -151,7 +151,8 @@ def _psignifit(data, sigmoid, experiment, **kw):
 def test_agrees_with_psignifit_on_the_same_data(sigmoid, experiment, levels, m, w, guess, fixed):
     data = simulate(np.random.default_rng(7), levels, 40, m=m, w=w, sigmoid=sigmoid, guess=guess, lapse=0.02)
     ref = _psignifit(data, sigmoid, experiment, fixed_parameters=fixed or None)
-    ours = fit(data, FitOptions(sigmoid=sigmoid, experiment=experiment, guess=fixed.get("gamma")))
+    # the posterior interval is psignifit's method; the default (hybrid) interval is checked against its definition
+    ours = fit(data, FitOptions(sigmoid=sigmoid, experiment=experiment, guess=fixed.get("gamma"), interval="posterior"))
     lo, hi = ref.confidence_intervals["threshold"]["0.95"]
     ref_thr = ref.parameter_estimate["threshold"]
     ours_thr = math.log(ours.threshold) if sigmoid == "weibull" else ours.threshold
@@ -242,7 +243,71 @@ def test_profile_interval_ends_where_the_profile_likelihood_drops_by_half_the_ch
     assert qlo < q < qhi and qlo > lo
 
 
-def test_the_default_interval_is_the_posterior_and_unknown_ones_are_refused():
-    assert FitOptions().interval == "posterior"
+def test_hybrid_interval_is_the_profile_interval_when_the_guess_rate_is_fixed():
+    levels = np.linspace(10, 70, 7)
+    data = simulate(np.random.default_rng(4), levels, 30, m=40.0, w=40.0, guess=0.5, lapse=0.01, blocks_per_level=3)
+    opts = dict(experiment="2AFC", deviance_samples=0)
+    hybrid = fit(data, FitOptions(interval="hybrid", **opts))
+    profile = fit(data, FitOptions(interval="profile", **opts))
+    assert hybrid.threshold_ci_95 == pytest.approx(profile.threshold_ci_95, abs=1e-9)
+    assert hybrid.threshold_at(0.5, of="core")[1] == pytest.approx(profile.threshold_at(0.5, of="core")[1], abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", [2, 4])
+def test_hybrid_interval_ends_where_the_guess_integrated_profile_drops_by_half_the_chi2_quantile(seed):
+    # levels above the threshold's lower reach: the guess rate is weakly identified, which is where it matters
+    levels = np.linspace(30, 90, 7)
+    data = simulate(np.random.default_rng(seed), levels, 40, m=40.0, w=40.0, guess=0.05, lapse=0.02)
+    r = fit(data, FitOptions(overdispersion=False, lapse=0.02, deviance_samples=0, interval="hybrid"))
+    s = Sigmoid("logistic")
+
+    def loglik(m, w, g):
+        p = np.clip(g + (0.98 - g) * s(data.levels, m, w), 1e-12, 1 - 1e-12)
+        return float(data.n_positive @ np.log(p) + (data.n_total - data.n_positive) @ np.log1p(-p))
+
+    ref = loglik(40.0, 40.0, 0.05)  # keeps the integrand near 1
+
+    def integrated(m, w):  # the guess rate integrated under its Beta(1, 10) prior on [0, 0.5]
+        val, _ = integrate.quad(lambda g: 10 * (1 - g) ** 9 * math.exp(loglik(m, w, g) - ref), 0, 0.5, limit=200)
+        return math.log(val) + ref
+
+    def profile(m):
+        return -optimize.minimize_scalar(lambda w: -integrated(m, w), bounds=(2.0, 200.0), method="bounded").fun
+
+    best = -optimize.minimize_scalar(lambda m: -profile(m), bounds=(20.0, 70.0), method="bounded").fun
+    cut = best - stats.chi2.ppf(0.95, 1) / 2
+    lo, hi = r.threshold_ci_95
+    assert profile(lo) == pytest.approx(cut, abs=0.12) and profile(hi) == pytest.approx(cut, abs=0.12)
+    q, (qlo, qhi) = r.threshold_at(0.75)
+    assert qlo < q < qhi and qlo > lo
+
+
+def test_hybrid_interval_is_shorter_than_the_profile_where_the_guess_rate_is_not_identified():
+    # the profile ranges over every guess rate the data allow; the hybrid weighs them by their prior
+    levels = np.linspace(30, 90, 7)
+    lengths = []
+    for seed in range(6):
+        data = simulate(np.random.default_rng(seed), levels, 40, m=40.0, w=40.0, guess=0.02, lapse=0.02)
+        length = {}
+        for interval in ("profile", "hybrid"):
+            lo, hi = fit(data, FitOptions(overdispersion=False, deviance_samples=0, interval=interval)).threshold_ci_95
+            length[interval] = hi - lo
+        lengths.append(length["hybrid"] / length["profile"])
+    assert np.mean(lengths) < 0.9 and max(lengths) < 1.05
+
+
+def test_log_integral_is_exact_for_exponential_pieces_and_close_for_a_gaussian():
+    x = np.array([0.0, 0.1, 0.3, 0.5])
+    y = np.stack([-3.0 * x, np.full_like(x, 2.0)])
+    got = np.exp(psy._log_integral(y, x, axis=1))
+    assert got == pytest.approx([(1 - math.exp(-1.5)) / 3, 0.5 * math.exp(2.0)], rel=1e-9)
+    # a peak between the nodes is cut by the chords (about 2 % at half a standard deviation apart)
+    x = np.linspace(-4, 4, 17)
+    gauss = float(np.exp(psy._log_integral(-x**2 / 2, x, axis=0)))
+    assert 0.97 * math.sqrt(2 * math.pi) < gauss < math.sqrt(2 * math.pi)
+
+
+def test_the_default_interval_is_the_hybrid_and_unknown_ones_are_refused():
+    assert FitOptions().interval == "hybrid"
     with pytest.raises(ValueError, match="unknown interval"):
         FitOptions(interval="bootstrap")

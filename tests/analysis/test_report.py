@@ -32,6 +32,12 @@ def test_the_methods_paragraph_states_design_n_exclusions_and_fitting(results):
     assert "on a 5-point scale" in text and "Block order was latin square" in text
 
 
+def test_the_methods_paragraph_names_the_threshold_interval_method(results):
+    assert "guess rate integrated out under its prior" in report.methods_paragraph(SPEC, results)  # the default
+    posterior = {**results, "options": {**results["options"], "interval": "posterior"}}
+    assert "credible intervals" in report.methods_paragraph(SPEC, posterior)
+
+
 def test_the_methods_paragraph_leaves_out_analyses_without_results():
     text = report.methods_paragraph({"id": "x", "title": "X", "blocks": []},
                                     {"exclusions": {"participants_total": 3}, "options": {}})

@@ -1,4 +1,4 @@
-"""manage.py fit_curve CSV [--sigmoid S] [--experiment yes/no|2AFC] [--log-axis] [--json]: fit a researcher's data.
+"""manage.py fit_curve CSV [--sigmoid S] [--experiment yes/no|2AFC] [--log-axis] [--interval I] [--json]: fit data.
 
 A thin shell: ``analysis.curvefile`` reads the CSV (aggregated ``level,n_positive,n_total`` or trial
 ``level,response`` rows) and ``analysis.psychometric.fit`` does the fit; this command only prints.
@@ -9,7 +9,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.curvefile import CurveFileError, read
-from analysis.psychometric import EXPERIMENTS, FitOptions, fit
+from analysis.psychometric import EXPERIMENTS, INTERVALS, FitOptions, fit
 from analysis.sigmoids import NAMES
 
 
@@ -24,6 +24,8 @@ class Command(BaseCommand):
         parser.add_argument("--decreasing", action="store_true", help="responses fall as the level rises (TTFT)")
         parser.add_argument("--threshold-pc", type=float, default=0.5,
                             help="proportion of the sigmoid's rise that the threshold marks (default 0.5)")
+        parser.add_argument("--interval", choices=INTERVALS, default=FitOptions.interval,
+                            help="threshold interval method (default %(default)s; docs/analysis.md compares them)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **opts):
@@ -35,7 +37,8 @@ class Command(BaseCommand):
             raise CommandError(f"{opts['csv']}: {exc}") from None
         try:
             options = FitOptions(sigmoid=opts["sigmoid"], experiment=opts["experiment"], log_axis=opts["log_axis"],
-                                 decreasing=opts["decreasing"], pc=opts["threshold_pc"])
+                                 decreasing=opts["decreasing"], pc=opts["threshold_pc"],
+                                 interval=opts["interval"])
             result = fit(data, options)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
@@ -49,7 +52,7 @@ class Command(BaseCommand):
             f"{summary['sigmoid']} fit, {summary['experiment']}, {summary['n_trials']} trials at "
             f"{summary['n_levels']} levels" + (" (log axis)" if summary["log_axis"] else ""),
             f"threshold ({100 * summary['threshold_pc']:g} % of the rise): {summary['threshold']:.4g}  "
-            f"95 % CI [{lo:.4g}, {hi:.4g}]",
+            f"95 % CI [{lo:.4g}, {hi:.4g}] ({summary['interval']} interval)",
             f"width (5-95 % rise, {summary['width_units']}): {summary['width']:.4g}",
             f"guess {summary['guess']:.3f}, lapse {summary['lapse']:.3f}, overdispersion eta {summary['eta']:.3f}",
             f"deviance {summary['deviance']:.3f} (bootstrap p = {p})",
