@@ -11,7 +11,8 @@ and is maximised with scipy (a GLMM in all but name, fitted by direct integratio
 integral over each m_i runs on a fixed dense grid of thresholds (Gauss-Hermite nodes centred on μ miss the
 narrow individual likelihoods when σ is large against the width, which inflates σ). The q point is
 μ + Φ⁻¹(q)·σ; its 95 % interval is a delta-method (Wald) interval from the observed information on (μ, log σ),
-mapped back to levels. Per-condition tables and a sentence for the report come at the end.
+mapped back to levels, or, when σ sits at its lower bound (the participants agree, and the information on log σ
+vanishes), the profile-likelihood interval of q. Per-condition tables and a sentence for the report come at the end.
 """
 
 from __future__ import annotations
@@ -147,6 +148,18 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         lo, hi = axis.inverse(np.array([point - half, point + half]))
         return (float(min(lo, hi)), float(max(lo, hi)))
 
+    def profiled(point_z, var, z_of_sd):
+        ci = interval(point_z, var)
+        if all(np.isfinite(ci)):
+            return ci
+        # σ at its lower bound (people agree): the information on log σ vanishes and the delta method has no
+        # interval; the profile likelihood still has one
+        lo, hi = axis.inverse(np.array(_profile_interval(nll, theta, z_of_sd, float(res.fun), spread)))
+        return (float(min(lo, hi)), float(max(lo, hi)))
+
+    q_ci = profiled(q_point, var_q, zq)
+    mu_ci = profiled(mu, var_mu, 0.0)
+
     mean_ind = None
     if individual:
         thresholds = []
@@ -162,9 +175,9 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     return PopulationResult(
         quantile=quantile,
         quantile_level=float(axis.inverse(q_point)),
-        quantile_ci_95=interval(q_point, var_q),
+        quantile_ci_95=q_ci,
         mu_level=float(axis.inverse(mu)),
-        mu_ci_95=interval(mu, var_mu),
+        mu_ci_95=mu_ci,
         sigma=float(sigma),
         width=float(w),
         lapse=float(lapse),
@@ -174,6 +187,34 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         n_trials=int(n.sum()),
         converged=bool(res.success),
     )
+
+
+def _profile_interval(nll, theta, zq: float, best: float, spread: float) -> tuple[float, float]:
+    """Profile-likelihood 95 % interval of q = μ + zq·σ on the fitting axis: the q whose negative log likelihood,
+    minimised over σ, width, lapse and guess with μ = q − zq·σ, lies within χ²₁(0.95)/2 of the best fit."""
+    cut = Z975**2 / 2
+    rest = np.asarray(theta[1:], dtype=float)
+    q_hat = float(theta[0] + zq * np.exp(theta[1]))
+
+    def excess(q: float) -> float:
+        def f(r):
+            return nll(np.concatenate([[q - zq * np.exp(r[0])], r]))
+
+        r = optimize.minimize(f, rest, method="Nelder-Mead", options={"xatol": 1e-4, "fatol": 1e-5, "maxiter": 800})
+        return min(float(r.fun), f(rest)) - best - cut
+
+    ends = []
+    for sign in (-1.0, 1.0):
+        step = spread / 20
+        inner, outer = q_hat, q_hat + sign * step
+        while excess(outer) < 0 and step < 4 * spread:
+            inner, step = outer, step * 2
+            outer = q_hat + sign * step
+        if excess(outer) < 0:
+            ends.append(sign * np.inf)
+            continue
+        ends.append(optimize.brentq(excess, inner, outer, xtol=spread * 1e-4) if excess(inner) < 0 else inner)
+    return ends[0], ends[1]
 
 
 def _covariance(f, theta, rel: float = 1e-4) -> np.ndarray:

@@ -32,6 +32,18 @@ def test_recovers_the_75_percent_point_of_the_population():
     assert r.quantile_level > r.mu_level  # rising acceptability: 75 % of people accept above the median
 
 
+def test_people_who_agree_still_get_an_interval_from_the_profile_likelihood():
+    # σ ≈ 0: the delta method has no interval (the information on log σ vanishes); the profile likelihood does
+    df = _population(np.random.default_rng(5), mu=30.0, sd=0.0, people=30, n=2)
+    r = fit_population(df, OPTS, individual=False)
+    assert r.sigma < 2.0
+    lo, hi = r.quantile_ci_95
+    assert np.isfinite(lo) and np.isfinite(hi) and lo < r.quantile_level < hi and lo < 30.0 < hi
+    mlo, mhi = r.mu_ci_95
+    assert np.isfinite(mlo) and np.isfinite(mhi) and mlo < r.mu_level < mhi
+    assert hi - lo < 20.0  # informative: the tested levels span 60
+
+
 def test_quantile_differs_from_the_mean_of_individual_thresholds_when_people_differ():
     df = _population(np.random.default_rng(1), mu=30.0, sd=10.0, people=12)
     r = fit_population(df, OPTS)
