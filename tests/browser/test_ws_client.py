@@ -93,8 +93,11 @@ def test_prefetch_and_live_deliver_the_whole_text_and_the_paint_log_is_stored(pa
     prefetch_entries, live_entries = _entries(prefetch), _entries(live)
     assert all(e["recv_ms"] <= 0 and "sent_ms" not in e for e in prefetch_entries)  # the schedule came first
     # Painted time is the animation frame's timestamp (its start), which may precede, by less than a frame, the
-    # arrival of a message handled before that frame's callbacks ran.
-    assert all(e["recv_ms"] >= e["t_ms"] - 5 and e["paint_ms"] >= e["recv_ms"] - 16.7 for e in live_entries)
+    # arrival of a message handled before that frame's callbacks ran. A frame is 16.7 ms at 60 Hz, but headless
+    # Chromium on a busy 2-core machine stretches some (one CI run saw this bound fail at one frame), so the
+    # bound allows three; a wrong clock (server time, or time since page load) would be off by seconds.
+    early = [e for e in live_entries if e["recv_ms"] < e["t_ms"] - 5 or e["paint_ms"] < e["recv_ms"] - 3 * 16.7]
+    assert early == [], early
     assert all(e["sent_ms"] > 1e12 for e in live_entries)  # server epoch ms
     live.refresh_from_db()
     assert live.end_reason == "complete" and live.pacing["sent"] == 60
