@@ -201,19 +201,20 @@ def _profile_interval(nll, theta, zq: float, best: float, spread: float) -> tupl
             return nll(np.concatenate([[q - zq * np.exp(r[0])], r]))
 
         r = optimize.minimize(f, rest, method="Nelder-Mead", options={"xatol": 1e-4, "fatol": 1e-5, "maxiter": 800})
-        return min(float(r.fun), f(rest)) - best - cut
+        return float(r.fun) - best - cut
 
     ends = []
     for sign in (-1.0, 1.0):
+        # widen the step until the profile has dropped by the cut (each excess() is an optimisation: no repeats),
+        # then find the crossing between the last step inside and the first outside
         step = spread / 20
         inner, outer = q_hat, q_hat + sign * step
-        while excess(outer) < 0 and step < 4 * spread:
+        value = excess(outer)
+        while value < 0 and step < 4 * spread:
             inner, step = outer, step * 2
             outer = q_hat + sign * step
-        if excess(outer) < 0:
-            ends.append(sign * np.inf)
-            continue
-        ends.append(optimize.brentq(excess, inner, outer, xtol=spread * 1e-4) if excess(inner) < 0 else inner)
+            value = excess(outer)
+        ends.append(sign * np.inf if value < 0 else optimize.brentq(excess, inner, outer, xtol=spread * 1e-4))
     return ends[0], ends[1]
 
 

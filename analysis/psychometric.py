@@ -504,8 +504,10 @@ def _log_integral(y: np.ndarray, x: np.ndarray, axis: int) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         top = np.maximum(y0, y1)
         d = -np.abs(y1 - y0)  # ≤ 0: the segment seen from its higher end
-        # log of h · (e^{y1} − e^{y0}) / (y1 − y0) = top + log h + log((1 − e^{d}) / −d)
-        shape = np.where(d < -1e-8, np.log(-np.expm1(d) / -np.where(d < -1e-8, d, -1.0)), d / 2)
+        # log of h · (e^{y1} − e^{y0}) / (y1 − y0) = top + log h + log(expm1(d) / d); about d / 2 as d → 0
+        steep = d < -1e-8
+        dd = np.where(steep, d, -1.0)
+        shape = np.where(steep, np.log(np.expm1(dd) / dd), d / 2)
         seg = top + np.log(h) + shape
     seg = np.where(np.isfinite(top), seg, -np.inf)
     return special.logsumexp(seg, axis=-1)
@@ -526,12 +528,12 @@ def _hybrid_range(pb: _Problem, ax: dict, ll: np.ndarray, ci: float, offset) -> 
     finite = off[np.isfinite(off)]
     if finite.size == 0:
         return float("nan"), float("nan")
-    if np.ptp(finite) < 1e-12:
-        q = m + float(finite[0])
+    if np.ptp(finite) < 1e-12:  # one shift for every column (the fitted threshold): the grid's own m axis
+        q, f = m + float(finite[0]), ll
     else:
         q = np.linspace(m[0] + finite.min(), m[-1] + finite.max(), 3 * len(m))
+        f = _shifted(m, ll, off, q)
     g = ax["guess"]
-    f = _shifted(m, ll, off, q)
     if len(g) > 1:
         f = _log_integral(f + _log(pb.priors["guess"](g)).reshape(1, 1, 1, -1, 1), g, axis=3)
     f = f.reshape(len(q), -1)  # one column per (width, lapse, η): maximised over them by ``_profile_range``

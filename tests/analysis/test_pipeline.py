@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sim_frames import SPEC, frames  # noqa: E402
 
 from analysis import pipeline  # noqa: E402
+from analysis.psychometric import FitOptions  # noqa: E402
 
 FAST = pipeline.Options(n_boot=40, deviance_samples=0, individual_max=0)
 
@@ -158,3 +159,7 @@ def test_psychometric_fits_get_one_row_per_level_and_participant_and_plot_one_po
     assert pooled["n_blocks"] == 5 * 5 and pooled["n_levels"] == 5 and pooled["n_participants"] == 5
     assert [p["level"] for p in pooled["points"]] == [5.0, 10.0, 20.0, 40.0, 80.0]
     assert all(p["n"] == 15 for p in pooled["points"]) and pooled["n_trials"] == 75
+
+
+def test_the_pipeline_uses_the_fits_default_threshold_interval():
+    assert pipeline.Options().interval == FitOptions().interval
