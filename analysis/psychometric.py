@@ -15,7 +15,7 @@ grid, with no refits. Vectorised in numpy it takes tens of milliseconds where ps
 the same data (tests/analysis/test_psychometric.py checks it with ``interval="posterior"``, psignifit's percentile
 interval). The threshold's interval is by default the "hybrid" likelihood interval on the same grid: profiled over
 width, lapse and η, the guess rate integrated out under its prior. Of the three its coverage of a known threshold
-stays closest to 95 % across the validation designs (94.3–96.7 %); the posterior interval over-covers where the
+stays closest to 95 % across the validation designs (94.0–96.7 %); the posterior interval over-covers where the
 guess and lapse rates are weakly identified and the profile interval under-covers with few trials
 (docs/analysis.md, "Validation").
 
