@@ -7,6 +7,7 @@ The player may add at most two animation frames to that (frame quantisation plus
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -20,7 +21,6 @@ from playback.metrics import percentile
 pytestmark = pytest.mark.browser
 
 FRAME_MS = 1000 / 60
-TWO_FRAMES_MS = 33.4
 STRATEGIES = ["token", "batch", "word", "line", "sentence", "smooth", "fade"]
 INDICATORS_EN = ["dots", "spinner", "progress", "elapsed", "shimmer", "reasoning", "none"]
 INDICATORS_ZH = ["reasoning-collapsed", "shimmer", "elapsed", "progress", "dots", "reasoning", "spinner"]
@@ -63,11 +63,18 @@ IDS = list(SPEC)
 def run(open_player_page, screenshot_dir):
     """All fourteen players in one page, run to the end; returns the page's results per player id."""
     page = open_player_page(width=1600, height=1000)
+    # Every animation frame's timestamp, the same value the players stamp on their paints (``perf_ms``), so a
+    # test can count the browser's frames between two paints.
+    page.evaluate("() => { window.__frameTimes = []; const f = (t) => { window.__frameTimes.push(t);"
+                  " requestAnimationFrame(f); }; requestAnimationFrame(f); }")
     page.evaluate("config => window.__pacelab.run(config)", {"players": CONFIG})
     # No screenshot while playing: capturing blocks the compositor for ~100 ms and would be measured.
     page.wait_for_function("window.__pacelab.done", timeout=30_000, polling=200)
     page.screenshot(path=str(screenshot_dir / "strategies-done.png"), full_page=True)
     results = page.evaluate("window.__pacelab.results()")
+    frame_times = page.evaluate("window.__frameTimes")
+    for r in results.values():
+        r["frame_times"] = frame_times
     assert page.js_errors == []
     (screenshot_dir / "strategies-results.json").write_text(
         json.dumps({pid: r["summary"] for pid, r in results.items()}, indent=1)
@@ -112,6 +119,26 @@ def model_release_ms(pid: str) -> list[float]:
 def lags(result: dict) -> list[float]:
     frames = [f for f in result["frames"] if f["channel"] == "content" and not f.get("empty")]
     return [f["painted_minus_scheduled"] for f in sorted(frames, key=lambda f: f["seq"])]
+
+
+def frames_late(result: dict, due_ms: list[float], painted_ms: list[float]) -> list[int]:
+    """For each paint, how many of the browser's animation frames were drawn after it was due, up to and including
+    the one that painted it: 1 is the first frame after its due time, 2 one frame missed.
+
+    "Within two frames" is checked in the browser's own frames rather than in milliseconds: a headless browser
+    on a loaded machine sometimes draws a frame late, and that is the browser's pause, not the player's (the
+    milliseconds are reported in the failure messages).
+    """
+    times = result["frame_times"]
+    first = result["paints"][0]
+    start = first["perf_ms"] - first["t_ms"]  # the player's start on the frames' clock
+    return [bisect.bisect_right(times, start + p + 0.01) - bisect.bisect_right(times, start + d)
+            for d, p in zip(due_ms, painted_ms, strict=True)]
+
+
+def content_painted_ms(result: dict) -> list[float]:
+    frames = [f for f in result["frames"] if f["channel"] == "content" and not f.get("empty")]
+    return [f["painted_ms"] for f in sorted(frames, key=lambda f: f["seq"])]
 
 
 @pytest.mark.parametrize("pid", IDS)
@@ -165,7 +192,9 @@ def test_reasoning_box_streams_thinking_then_closes_as_a_record(run, pid):
     assert all(f["painted_ms"] is not None and f["painted_ms"] < run[pid]["summary"]["first_paint_ms"]
                for f in reasoning)
     lags = [round(f["painted_minus_scheduled"], 1) for f in reasoning]
-    assert all(0 <= lag <= TWO_FRAMES_MS for lag in lags), lags
+    assert all(lag >= 0 for lag in lags), lags
+    late = frames_late(run[pid], [f["t_ms"] for f in reasoning], [f["painted_ms"] for f in reasoning])
+    assert max(late) <= 2, (late, lags)
 
 
 @pytest.mark.parametrize("pid", [p for p in IDS if not p.startswith("smooth")])
@@ -176,28 +205,40 @@ def test_lag_follows_the_strategy_rule_within_two_frames(run, pid):
     extra = sorted(lag - (r - f["t_ms"]) for lag, r, f in zip(lags(run[pid]), release, frames, strict=True))
     # half a frame of slack: the rule is evaluated at animation-frame times, which jitter under load
     assert extra[0] >= -8.4, f"painted before the rule allows: {extra[0]:.1f} ms"
-    assert percentile(extra, 95) <= TWO_FRAMES_MS
+    late = sorted(frames_late(run[pid], release, content_painted_ms(run[pid])))
+    assert percentile(late, 95) <= 2, f"frames late p95 {percentile(late, 95)}; ms p95 {percentile(extra, 95):.1f}"
 
 
 @pytest.mark.parametrize("pid", [p for p in IDS if p.startswith(("token", "fade"))])
 def test_token_pacing_p95_is_within_two_frames_of_schedule(run, pid):
-    assert run[pid]["summary"]["p95_ms"] <= TWO_FRAMES_MS
+    late = sorted(frames_late(run[pid], [f["t_ms"] for f in content_frames(pid)], content_painted_ms(run[pid])))
+    assert percentile(late, 95) <= 2, f"frames late p95 {percentile(late, 95)}; ms p95 {run[pid]['summary']['p95_ms']}"
 
 
 @pytest.mark.parametrize("pid", [p for p in IDS if p.startswith("batch")])
 def test_batch_lag_is_bounded_by_interval_plus_two_frames(run, pid):
-    assert run[pid]["summary"]["p95_ms"] <= BATCH_MS + TWO_FRAMES_MS
+    due = [f["t_ms"] + BATCH_MS for f in content_frames(pid)]
+    late = sorted(frames_late(run[pid], due, content_painted_ms(run[pid])))
+    assert percentile(late, 95) <= 2, f"frames late p95 {percentile(late, 95)}; ms p95 {run[pid]['summary']['p95_ms']}"
 
 
 @pytest.mark.parametrize("pid", [p for p in IDS if p.startswith("smooth")])
 def test_smooth_drains_steadily_without_bursts_or_pauses(run, pid):
     paints = [p for p in run[pid]["paints"] if p["channel"] == "content"]
     assert max(p["chars"] for p in paints) <= SMOOTH["maxChars"]
-    # The typewriter paints on most frames while text flows: p95 of the gaps is at most two frames ...
+    # The typewriter paints on most frames while text flows: p95 of the gaps is at most two of the browser's
+    # frames. Counted in frames, not milliseconds, so that a frame the loaded browser itself drew late (a busy CI
+    # machine) is not taken for a pause of the renderer's.
+    times = run[pid]["frame_times"]
+    frames_between = sorted(bisect.bisect_right(times, b["perf_ms"]) - bisect.bisect_right(times, a["perf_ms"])
+                            for a, b in zip(paints, paints[1:]))
     gaps = sorted(b["t_ms"] - a["t_ms"] for a, b in zip(paints, paints[1:]))
-    assert percentile(gaps, 95) <= TWO_FRAMES_MS + 10
+    assert percentile(frames_between, 95) <= 2, (
+        f"frames between paints p95 {percentile(frames_between, 95)}; gaps p95 {percentile(gaps, 95):.1f} ms")
     # ... and the backlog drains in about drainMs: lag p95 within twice that plus two frames.
-    assert run[pid]["summary"]["p95_ms"] <= 2 * SMOOTH["drainMs"] + TWO_FRAMES_MS
+    due = [f["t_ms"] + 2 * SMOOTH["drainMs"] for f in content_frames(pid)]
+    late = sorted(frames_late(run[pid], due, content_painted_ms(run[pid])))
+    assert percentile(late, 95) <= 2, f"frames late p95 {percentile(late, 95)}; ms p95 {run[pid]['summary']['p95_ms']}"
 
 
 @pytest.mark.parametrize("pid", IDS)
