@@ -116,9 +116,23 @@ def model_release_ms(pid: str) -> list[float]:
     return [t if t is not None else last for t in released_at]
 
 
-def lags(result: dict) -> list[float]:
+def painted_content(result: dict) -> list[dict]:
+    """The player's settled content frames (empty ones left out), in sequence order."""
     frames = [f for f in result["frames"] if f["channel"] == "content" and not f.get("empty")]
-    return [f["painted_minus_scheduled"] for f in sorted(frames, key=lambda f: f["seq"])]
+    return sorted(frames, key=lambda f: f["seq"])
+
+
+def lags(result: dict) -> list[float]:
+    return [f["painted_minus_scheduled"] for f in painted_content(result)]
+
+
+def content_painted_ms(result: dict) -> list[float]:
+    return [f["painted_ms"] for f in painted_content(result)]
+
+
+def frames_drawn(times: list[float], after: float, upto: float) -> int:
+    """How many animation frames (timestamps ``times``, sorted) were drawn after ``after``, up to ``upto``."""
+    return bisect.bisect_right(times, upto + 0.01) - bisect.bisect_right(times, after)
 
 
 def frames_late(result: dict, due_ms: list[float], painted_ms: list[float]) -> list[int]:
@@ -129,16 +143,9 @@ def frames_late(result: dict, due_ms: list[float], painted_ms: list[float]) -> l
     on a loaded machine sometimes draws a frame late, and that is the browser's pause, not the player's (the
     milliseconds are reported in the failure messages).
     """
-    times = result["frame_times"]
     first = result["paints"][0]
     start = first["perf_ms"] - first["t_ms"]  # the player's start on the frames' clock
-    return [bisect.bisect_right(times, start + p + 0.01) - bisect.bisect_right(times, start + d)
-            for d, p in zip(due_ms, painted_ms, strict=True)]
-
-
-def content_painted_ms(result: dict) -> list[float]:
-    frames = [f for f in result["frames"] if f["channel"] == "content" and not f.get("empty")]
-    return [f["painted_ms"] for f in sorted(frames, key=lambda f: f["seq"])]
+    return [frames_drawn(result["frame_times"], start + d, start + p) for d, p in zip(due_ms, painted_ms, strict=True)]
 
 
 @pytest.mark.parametrize("pid", IDS)
@@ -229,8 +236,7 @@ def test_smooth_drains_steadily_without_bursts_or_pauses(run, pid):
     # The typewriter paints on most frames while text flows: p95 of the gaps is at most two of the browser's
     # frames. Counted in frames, not milliseconds, so that a frame the loaded browser itself drew late (a busy CI
     # machine) is not taken for a pause of the renderer's.
-    times = run[pid]["frame_times"]
-    frames_between = sorted(bisect.bisect_right(times, b["perf_ms"]) - bisect.bisect_right(times, a["perf_ms"])
+    frames_between = sorted(frames_drawn(run[pid]["frame_times"], a["perf_ms"], b["perf_ms"])
                             for a, b in zip(paints, paints[1:]))
     gaps = sorted(b["t_ms"] - a["t_ms"] for a, b in zip(paints, paints[1:]))
     assert percentile(frames_between, 95) <= 2, (
