@@ -11,6 +11,12 @@ from typing import Any
 
 from pacelab.jsonb import MAX_EXACT_NUMBER, nul_paths
 
+# What a browser can report (environment.js measures refresh from rAF gaps of at least 1 ms). The bounds also keep
+# every stored number within what jsonb gives back unchanged.
+MAX_PIXELS = 100_000
+MAX_REFRESH_HZ = 1000.0
+MAX_DPR = 100.0
+
 
 class ResponseError(ValueError):
     """A submission that cannot be stored; ``str()`` reads ``field: problem``."""
@@ -20,6 +26,13 @@ def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ResponseError(f"{name}: must be a number, got {value!r}")
     return float(value)
+
+
+def _within(name: str, value: Any, low: float, high: float) -> float:
+    number = _number(name, value)
+    if not low <= number <= high:
+        raise ResponseError(f"{name}: must be between {low:g} and {high:g}, got {value!r}")
+    return number
 
 
 def no_nul(value: Any, name: str = "payload") -> None:
@@ -169,13 +182,15 @@ def environment(payload: dict) -> dict[str, Any]:
     if not isinstance(env, dict):
         raise ResponseError("environment: must be an object")
     vw = env.get("viewport") or {}
+    if not isinstance(vw, dict):
+        raise ResponseError(f"environment.viewport: must be an object {{width, height}}, got {vw!r}"[:200])
     out = {
         "user_agent": str(env.get("user_agent", ""))[:500],
-        "viewport": {"width": int(_number("environment.viewport.width", vw.get("width"))),
-                     "height": int(_number("environment.viewport.height", vw.get("height")))},
-        "refresh_hz": _number("environment.refresh_hz", env.get("refresh_hz")),
+        "viewport": {"width": int(_within("environment.viewport.width", vw.get("width"), 0, MAX_PIXELS)),
+                     "height": int(_within("environment.viewport.height", vw.get("height"), 0, MAX_PIXELS))},
+        "refresh_hz": _within("environment.refresh_hz", env.get("refresh_hz"), 0, MAX_REFRESH_HZ),
         "device": env.get("device"),
-        "dpr": _number("environment.dpr", env.get("dpr", 1)),
+        "dpr": _within("environment.dpr", env.get("dpr", 1), 0, MAX_DPR),
         "touch": bool(env.get("touch", False)),
         "language": str(env.get("language", ""))[:35],
     }

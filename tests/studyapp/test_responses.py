@@ -38,3 +38,27 @@ def test_nul_is_refused_by_path_and_panel_values_lose_control_characters():
     responses.no_nul({"answers": {"q1": ["ok", "中文"]}})
     assert responses.panel_value(" pid\x00-1\x07\n ") == "pid-1"
     assert responses.panel_value(None) == "" and len(responses.panel_value("x" * 300)) == 128
+
+
+@pytest.mark.parametrize("viewport", ["yes", 7, [1280, 800], True])
+def test_a_viewport_that_is_not_an_object_is_refused_by_name_not_a_server_error(viewport):
+    env = {"user_agent": "test", "viewport": viewport, "refresh_hz": 60, "device": "desktop", "dpr": 1}
+    with pytest.raises(ResponseError, match=r"^environment\.viewport: must be an object"):
+        responses.environment({"environment": env})
+
+
+def test_a_well_formed_environment_is_kept_with_whole_pixel_viewport():
+    env = {"user_agent": "ua", "viewport": {"width": 1280.0, "height": 800}, "refresh_hz": 59.94,
+           "device": "desktop", "dpr": 2, "touch": False, "language": "zh-Hans"}
+    out = responses.environment({"environment": env})
+    assert out["viewport"] == {"width": 1280, "height": 800} and out["refresh_hz"] == 59.94 and out["dpr"] == 2.0
+
+
+@pytest.mark.parametrize(("field", "value"), [("refresh_hz", 1e308), ("refresh_hz", -60), ("dpr", 1e300),
+                                              ("viewport", {"width": 1e20, "height": 800}),
+                                              ("viewport", {"width": 1280, "height": -1})])
+def test_environment_numbers_outside_what_a_browser_reports_are_refused_by_name(field, value):
+    env = {"user_agent": "ua", "viewport": {"width": 1280, "height": 800}, "refresh_hz": 60, "device": "desktop",
+           "dpr": 1, field: value}
+    with pytest.raises(ResponseError, match=rf"^environment\.{field}(\.width|\.height)?: must be between"):
+        responses.environment({"environment": env})
