@@ -16,6 +16,7 @@ from pacelab.jsonb import MAX_EXACT_NUMBER, nul_paths
 MAX_PIXELS = 100_000
 MAX_REFRESH_HZ = 1000.0
 MAX_DPR = 100.0
+MAX_MS = 24 * 3600 * 1000  # a response or reading time: one day at most
 
 
 class ResponseError(ValueError):
@@ -53,10 +54,7 @@ def response_ms(payload: dict) -> float | None:
     value = payload.get("response_ms")
     if value is None:
         return None
-    ms = _number("response_ms", value)
-    if ms < 0 or ms > 24 * 3600 * 1000:
-        raise ResponseError(f"response_ms: must be between 0 and 86400000, got {value!r}")
-    return ms
+    return _within("response_ms", value, 0, MAX_MS)
 
 
 def trial_value(trial: dict, payload: dict) -> dict[str, Any]:
@@ -88,9 +86,7 @@ def trial_value(trial: dict, payload: dict) -> dict[str, Any]:
     if kind == "reading":
         if response != "done":
             raise ResponseError(f"response: must be 'done', got {response!r}")
-        reading = _number("reading_ms", payload.get("reading_ms"))
-        if reading < 0:
-            raise ResponseError(f"reading_ms: must be >= 0, got {reading!r}")
+        reading = _within("reading_ms", payload.get("reading_ms"), 0, MAX_MS)
         return {"response": "done", "reading_ms": reading}
     raise ResponseError(f"trial type {kind!r} cannot be answered")
 

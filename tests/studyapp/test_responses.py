@@ -62,3 +62,11 @@ def test_environment_numbers_outside_what_a_browser_reports_are_refused_by_name(
            "dpr": 1, field: value}
     with pytest.raises(ResponseError, match=rf"^environment\.{field}(\.width|\.height)?: must be between"):
         responses.environment({"environment": env})
+
+
+@pytest.mark.parametrize("reading_ms", [-1, 1e308, 86_400_001])
+def test_a_reading_time_outside_zero_to_one_day_is_refused_by_name(reading_ms):
+    with pytest.raises(ResponseError, match=r"^reading_ms: must be between 0 and 8\.64e\+07"):
+        responses.trial_value({"type": "reading"}, {"response": "done", "reading_ms": reading_ms})
+    assert responses.trial_value({"type": "reading"}, {"response": "done", "reading_ms": 86_400_000}) == {
+        "response": "done", "reading_ms": 86_400_000.0}
