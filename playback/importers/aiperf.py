@@ -19,6 +19,7 @@ from playback.importers.base import ImportResult, TimingSeed, TraceFormatError
 from playback.importers.rederive import (
     chunk_times_ms,
     count,
+    finite_times,
     first_of,
     guess_language,
     head_text,
@@ -73,6 +74,14 @@ def _tokens(metrics: dict[str, Any], path: Path, where: str) -> int | None:
     return None
 
 
+def _key(obj: dict[str, Any], name: str, path: Path, where: str, default: Any = None) -> Any:
+    """A request id, session number or turn index: a string or a number (they key the texts), else refused."""
+    value = obj.get(name, default)
+    if value is not None and not isinstance(value, str | int | float):
+        raise TraceFormatError(path, where, name, f"must be a string or a number, got {type(value).__name__}")
+    return value
+
+
 def _outputs(path: Path) -> tuple[dict[Any, str], str]:
     """Response texts from the ``outputs.json`` beside ``path``, keyed by request id and (session, turn)."""
     for candidate in (path.parent / f"{path.stem}_outputs.json", path.parent / "outputs.json"):
@@ -93,9 +102,11 @@ def _outputs(path: Path) -> tuple[dict[Any, str], str]:
             continue
         if not isinstance(text, str):
             raise TraceFormatError(candidate, f"data[{i}]", "response_text", "must be a string or null")
-        if entry.get("x_request_id"):
-            texts[entry["x_request_id"]] = text
-        texts[(entry.get("session_num"), entry.get("turn_index", 0))] = text
+        where = f"data[{i}]"
+        rid = _key(entry, "x_request_id", candidate, where)
+        if rid:
+            texts[rid] = text
+        texts[(_key(entry, "session_num", candidate, where), _key(entry, "turn_index", candidate, where, 0))] = text
     return texts, candidate.name
 
 
@@ -160,14 +171,13 @@ class AiperfImporter:
                 raise TraceFormatError(path, where, "metrics.time_to_first_token", "missing (not a streaming run?)")
             gaps = _gaps_ms(metrics, path, where)
             out = _tokens(metrics, path, where)
-            rid = meta.get("x_request_id")
-            sid = (
-                f"{self.name}:{rid}" if rid else f"{self.name}:{meta.get('session_num', n)}-{meta.get('turn_index', 0)}"
-            )
+            rid = _key(meta, "x_request_id", path, where)
+            session, turn = _key(meta, "session_num", path, where), _key(meta, "turn_index", path, where, 0)
+            sid = f"{self.name}:{rid}" if rid else f"{self.name}:{session if session is not None else n}-{turn}"
             text = texts.get(rid) if rid else None
             if text is None:
-                text = texts.get((meta.get("session_num"), meta.get("turn_index", 0)))
-            times = chunk_times_ms(ttft, gaps, scale_ms=1.0)
+                text = texts.get((session, turn))
+            times = finite_times(chunk_times_ms(ttft, gaps, scale_ms=1.0), path, where, "metrics.inter_chunk_latency")
             if not text:
                 no_text.append(n)
                 result.seeds.append(_seed(sid, times, out, metrics, path, where, model, source))

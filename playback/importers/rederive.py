@@ -133,6 +133,15 @@ def chunk_times_ms(ttft_s: float, gaps_s: Sequence[float], scale_ms: float = 100
     return times
 
 
+def finite_times(times: list[float], path: Path, where: str, name: str) -> list[float]:
+    """``times`` from ``chunk_times_ms``, refused when their running sum overflows (each gap was finite, the sum of
+    a few near 1e308 is not): a clear error naming the field, not a failure later in the import."""
+    if not math.isfinite(times[-1]) or not math.isfinite(times[0]):
+        raise TraceFormatError(path, where, name, "the chunk times (TTFT plus the running sum of the gaps) overflow: "
+                               "a gap is far too large")
+    return times
+
+
 _KANA = re.compile("[\u3040-\u30ff]")
 _HANGUL = re.compile("[\uac00-\ud7af]")
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")

@@ -17,6 +17,7 @@ from playback.importers.base import SUMMARY_ONLY_NOTE, ImportResult, TimingSeed,
 from playback.importers.rederive import (
     chunk_times_ms,
     count,
+    finite_times,
     first_of,
     guess_language,
     head_text,
@@ -89,7 +90,7 @@ def streams_from_arrays(
         gaps = numbers(itls[i], path, where, "itls")
         itls[i] = None  # consumed: frees the parsed gaps while the streams are built (lower peak memory)
         out = None if lens[i] is None else count(lens[i], path, where, "output_lens")
-        times = chunk_times_ms(ttft, gaps)
+        times = finite_times(chunk_times_ms(ttft, gaps), path, where, "itls")
         pieces, extra = rederive(text, times, out, tok)
         notes = (
             *tok_notes,

@@ -110,6 +110,16 @@ def _metric(line: int, key: str, value):
         (_metric(2, "time_to_first_token", None), "line 3", "metrics.time_to_first_token"),
         (_metric(2, "time_to_first_token", 125), "line 3", "metrics.time_to_first_token"),
         (lambda r: r[0].pop("metrics"), "line 1", "metrics"),
+        (  # each gap finite, their sum not
+            _metric(0, "inter_chunk_latency", {"value": [1e308, 1e308], "unit": "ms"}),
+            "line 1",
+            "metrics.inter_chunk_latency",
+        ),
+        (
+            _metric(2, "inter_chunk_latency", {"value": [1e308, 1e308], "unit": "ms"}),
+            "line 3",
+            "metrics.inter_chunk_latency",
+        ),
     ],
 )
 def test_broken_record_names_file_line_and_field(tmp_path, change, where, field):
@@ -137,6 +147,20 @@ def test_broken_outputs_json_is_named(tmp_path):
         IMPORTER.load(p)
     assert e.value.path == str(tmp_path / "outputs.json")
     assert (e.value.where, e.value.field) == ("data[0]", "response_text")
+
+
+@pytest.mark.parametrize("field", ["x_request_id", "session_num", "turn_index"])
+def test_a_request_key_that_is_not_a_string_or_number_is_named_in_either_file(tmp_path, field):
+    records = _records()
+    records[0].setdefault("metadata", {})[field] = {"id": 1}
+    p = _write(tmp_path, records)
+    with pytest.raises(TraceFormatError) as e:
+        IMPORTER.load(p)
+    assert (e.value.path, e.value.where, e.value.field) == (str(p), "line 1", field)
+    (tmp_path / "outputs.json").write_text(json.dumps({"data": [{field: [1], "response_text": "hi"}]}))
+    with pytest.raises(TraceFormatError) as e:
+        IMPORTER.load(_write(tmp_path, _records(), with_outputs=False))
+    assert (e.value.path, e.value.where, e.value.field) == (str(tmp_path / "outputs.json"), "data[0]", field)
 
 
 @pytest.mark.parametrize("path", sorted(DATA.iterdir()), ids=lambda p: p.name)

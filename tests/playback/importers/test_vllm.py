@@ -162,3 +162,11 @@ def test_summary_without_any_timing_is_an_error(tmp_path):
 @pytest.mark.parametrize("path", sorted(DATA.iterdir()), ids=lambda p: p.name)
 def test_sniff_recognises_only_vllm_results(path):
     assert IMPORTER.sniff(path.read_bytes()[:65536], path) == (path.name in OWN)
+
+
+def test_gaps_whose_sum_overflows_are_refused_naming_the_request_and_field(tmp_path):
+    obj = _small()
+    obj["itls"][1] = [1e308] * len(obj["itls"][1])
+    with pytest.raises(TraceFormatError) as e:
+        IMPORTER.load(_write(tmp_path, obj))
+    assert (e.value.where, e.value.field) == ("request 1", "itls") and "overflow" in str(e.value)
