@@ -26,7 +26,6 @@ observed data and every resample alike).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +46,10 @@ INTERVALS = ("posterior", "profile", "hybrid")
 # at most 1 % between weights 0.3 and 0.9). So a neutral 0.5: no prior preference for or against overdispersion.
 ETA_SPIKE = 0.5
 ETA_GRID = (np.array([0.0, 0.1, 0.3]), np.array([0.0, 0.06, 0.14, 0.26, 0.45]))
+
+# Larger levels make the grid's sums of squares overflow (the posterior interval came out NaN at 1e200); no stimulus
+# level of a study is anywhere near it.
+MAX_ABS_LEVEL = 1e100
 
 # (coarse, fine) grid steps per parameter
 _STEPS = {
@@ -261,6 +264,9 @@ class _Problem:
 
 def _problem(data: Data, opts: FitOptions, axis: Axis) -> _Problem:
     z = axis.forward(data.levels)
+    if np.max(np.abs(z)) > MAX_ABS_LEVEL:
+        raise ValueError(f"levels must lie within ±{MAX_ABS_LEVEL:g} on the fitting axis (the grid's products "
+                         "overflow beyond); rescale them, or fit on a log axis")
     order = np.argsort(z)
     z, k, n = z[order], data.n_positive[order], data.n_total[order]
     zu = np.unique(z)
@@ -296,7 +302,7 @@ def _axes(bounds: dict, which: int) -> dict:
             out[name] = ETA_GRID[which] if hi > lo else np.array([0.0])
             continue
         steps = _STEPS[name][which]
-        out[name] = np.array([lo]) if math.isclose(lo, hi) else np.linspace(lo, hi, steps)
+        out[name] = np.array([lo]) if lo == hi else np.linspace(lo, hi, steps)  # a fixed rate only
     return out
 
 

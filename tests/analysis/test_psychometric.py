@@ -130,6 +130,23 @@ def test_bad_counts_are_refused():
         fit(aggregate([1, 1], [1, 2], [5, 5]))
 
 
+def test_levels_a_billionth_apart_still_get_a_grid_and_an_interval():
+    for interval in ("hybrid", "posterior", "profile"):
+        r = fit(aggregate([10, 10.000000001], [15, 30], [30, 30]),
+                FitOptions(sigmoid="weibull", experiment="2AFC", interval=interval, deviance_samples=10))
+        lo, hi = r.threshold_ci_95
+        assert 9.99999999 < lo <= r.threshold <= hi < 10.00000001
+
+
+def test_levels_beyond_what_the_grid_can_hold_are_refused_but_a_log_axis_takes_them():
+    data = aggregate([0, 1e100, 1e200], [0, 3, 5], [5, 5, 5])
+    with pytest.raises(ValueError, match="levels must lie within"):
+        fit(data, FitOptions(interval="posterior", deviance_samples=0))
+    r = fit(aggregate([1e150, 1e200, 1e250], [0, 3, 5], [5, 5, 5]), FitOptions(log_axis=True, deviance_samples=0))
+    lo, hi = r.threshold_ci_95
+    assert all(np.isfinite([r.threshold, lo, hi])) and lo <= r.threshold <= hi
+
+
 def _psignifit(data, sigmoid, experiment, **kw):
     import psignifit as ps
 
