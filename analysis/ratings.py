@@ -207,7 +207,12 @@ def mixed_model(
     _require(df, participant)
     if df[participant].nunique() < 2:
         raise RatingsError("mixed_model: needs at least two participants")
-    model = smf.mixedlm(formula, df, groups=df[participant])
+    from patsy import PatsyError
+
+    try:
+        model = smf.mixedlm(formula, df, groups=df[participant])
+    except PatsyError as exc:  # a bad formula, an unknown column, missing values: the caller's input, named
+        raise RatingsError(f"mixed_model: {formula!r}: {str(exc).splitlines()[0]}") from None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = model.fit(reml=True)

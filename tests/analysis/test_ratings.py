@@ -113,3 +113,14 @@ def test_mixed_model_estimates_a_factor_effect_with_random_participants():
     assert out.loc[term, "ci_low"] > 0.5
     assert out.loc["C(indicator)[T.none]", "ci_low"] < 0 < out.loc["C(indicator)[T.none]", "ci_high"]
     assert out.attrs["participant_variance"] > 0.2
+
+
+@pytest.mark.parametrize(("rows", "formula", "match"), [
+    ([("p0", "a", 5.0), ("p0", "b", float("nan")), ("p1", "a", 4.0), ("p1", "b", 2.0)], "rating ~ C(condition)",
+     "missing values"),
+    ([("p0", "a", 5.0), ("p1", "b", 2.0)], "rating ~ C(nosuch)", "nosuch"),
+])
+def test_mixed_model_names_a_formula_its_data_cannot_fill(rows, formula, match):
+    df = pd.DataFrame(rows, columns=["participant", "condition", "rating"])
+    with pytest.raises(RatingsError, match=rf"^mixed_model: .*{match}"):
+        mixed_model(df, formula)
