@@ -26,6 +26,11 @@ def _safe(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name).strip("-") or "figure"
 
 
+def _title(what: str, block: str) -> str:
+    """``what: block``, or ``what`` alone when the block is named for it (no "Ratings: ratings")."""
+    return what if str(block).strip().lower() == what.lower() else f"{what}: {block}"
+
+
 def _ci_err(values, lows, highs) -> np.ndarray:
     v = np.array([np.nan if x is None else x for x in values], dtype=float)
     lo = np.array([np.nan if x is None else x for x in lows], dtype=float)
@@ -51,7 +56,7 @@ def psychometric(entry: Mapping[str, Any]):
     ax.set_xlabel(f"{entry.get('level_name', 'level')}{unit}")
     ax.set_ylabel("share answering yes")
     ax.set_ylim(-0.03, 1.03)
-    ax.set_title(f"Acceptability: {entry['block']}")
+    ax.set_title(_title("Acceptability", entry["block"]))
     if fits:
         ax.legend(fontsize=7, frameon=False, loc="best")
     fig.tight_layout()
@@ -75,7 +80,7 @@ def thresholds(entry: Mapping[str, Any]):
     ax.invert_yaxis()
     unit = f" ({entry['unit']})" if entry.get("unit") else ""
     ax.set_xlabel(f"{entry.get('level_name', 'level')}{unit}")
-    ax.set_title(f"Thresholds by condition: {entry['block']}")
+    ax.set_title(_title("Thresholds by condition", entry["block"]))
     ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
     return fig
@@ -94,7 +99,7 @@ def mos(entry: Mapping[str, Any]):
     if entry.get("scale"):
         ax.set_xlim(entry["scale"][0] - 0.1, entry["scale"][1] + 0.1)
     ax.set_xlabel("mean opinion score (95 % CI)")
-    ax.set_title(f"Ratings: {entry['block']}")
+    ax.set_title(_title("Ratings", entry["block"]))
     fig.tight_layout()
     return fig
 
@@ -116,7 +121,7 @@ def pairwise(entry: Mapping[str, Any]):
     ax.axvline(0, color="grey", linewidth=0.5)
     ax.invert_yaxis()
     ax.set_xlabel("scale (JOD; the first condition is 0)")
-    ax.set_title(f"Pairwise scale: {entry['block']}")
+    ax.set_title(_title("Pairwise scale", entry["block"]))
     fig.tight_layout()
     return fig
 

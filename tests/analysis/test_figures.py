@@ -66,3 +66,11 @@ def test_each_figure_calls_back_so_a_run_can_be_cancelled_between_figures(result
     calls = []
     made = figures.render_all(results, tmp_path, formats=("svg",), on_figure=calls.append)
     assert calls == list(range(len(made)))
+
+
+@pytest.mark.parametrize(("what", "block", "title"), [
+    ("Ratings", "ratings", "Ratings"), ("Acceptability", " Acceptability", "Acceptability"),
+    ("Ratings", "ratings-2", "Ratings: ratings-2"), ("Pairwise scale", "tokenizers", "Pairwise scale: tokenizers"),
+])
+def test_a_title_names_the_block_unless_the_block_is_named_for_what_the_figure_shows(what, block, title):
+    assert figures._title(what, block) == title
