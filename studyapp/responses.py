@@ -179,7 +179,7 @@ def environment(payload: dict) -> dict[str, Any]:
         raise ResponseError("environment: must be an object")
     vw = env.get("viewport") or {}
     if not isinstance(vw, dict):
-        raise ResponseError(f"environment.viewport: must be an object {{width, height}}, got {vw!r}"[:200])
+        raise ResponseError(f"environment.viewport: must be an object {{width, height}}, got {type(vw).__name__}")
     out = {
         "user_agent": str(env.get("user_agent", ""))[:500],
         "viewport": {"width": int(_within("environment.viewport.width", vw.get("width"), 0, MAX_PIXELS)),
