@@ -28,7 +28,7 @@ import sys
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -164,8 +164,13 @@ def _run_design(di: int, d: Design, datasets: int, psignifit_datasets: int, seed
 
 
 def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None,
-        intervals: tuple[str, ...] = (DEFAULT_INTERVAL,), jobs: int = 1) -> list[tuple[str, str, dict]]:
-    """Every selected design, ``jobs`` designs at a time in separate processes (rows printed in design order)."""
+        intervals: tuple[str, ...] = (DEFAULT_INTERVAL,), jobs: int = 1,
+        blocks: int | None = None) -> list[tuple[str, str, dict]]:
+    """Every selected design, ``jobs`` designs at a time in separate processes (rows printed in design order).
+
+    ``blocks`` replaces every design's rows per level (a sensitivity check: how the intervals behave when η is
+    seen through more, smaller rows, as in a pooled fit over participants); the data sets differ from the
+    default run's, the seed being the same."""
     try:
         import psignifit  # noqa: F401
 
@@ -173,7 +178,8 @@ def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None,
     except ImportError:
         have_ps = False
         print("note: psignifit is not installed (pip install psignifit); its columns are left out")
-    chosen = [(di, d) for di, d in enumerate(DESIGNS) if not only or only in d.name]
+    chosen = [(di, d if blocks is None else replace(d, blocks=blocks))
+              for di, d in enumerate(DESIGNS) if not only or only in d.name]
     args = [(di, d, datasets, psignifit_datasets, seed, intervals, have_ps) for di, d in chosen]
     rows = []
     if jobs > 1:
@@ -216,13 +222,19 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="designs run at once, each in its own process")
     ap.add_argument("--intervals", default="posterior,profile,hybrid",
                     help="threshold interval methods to report (FitOptions.interval), comma-separated")
+    ap.add_argument("--blocks", type=int, default=None,
+                    help=f"rows per level for every design (default {BLOCKS}); η is drawn per row")
     args = ap.parse_args(argv)
+    fewest = min(d.n for d in DESIGNS)
+    if args.blocks is not None and not 1 <= args.blocks <= fewest:
+        ap.error(f"--blocks must lie between 1 and {fewest} (the fewest trials per level of any design)")
     intervals = tuple(i.strip() for i in args.intervals.split(",") if i.strip())
     lo, hi = _band(args.datasets)
     print(f"coverage target {100 * lo:.1f}-{100 * hi:.1f}% (binomial band for {args.datasets} data sets), "
           "|bias/w| <= 2%, s/fit <= 0.5 (yes/no) and 0.1 (2AFC)")
+    print(f"rows per level: {args.blocks or BLOCKS}{'' if args.blocks else ' (default)'}, seed {args.seed}")
     print(HEADER)
-    rows = run(args.datasets, args.psignifit_datasets, args.seed, args.design, intervals, args.jobs)
+    rows = run(args.datasets, args.psignifit_datasets, args.seed, args.design, intervals, args.jobs, args.blocks)
     print()
     print("summary")
     print(HEADER)

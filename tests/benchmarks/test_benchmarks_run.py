@@ -31,3 +31,26 @@ def test_adaptive_benchmark_runs_in_quick_mode_and_reports_every_procedure():
     for name in ("1up1down", "1up2down", "1up3down", "weighted", "QUEST+"):
         assert name in out
     assert "p95" in out
+
+
+def test_analysis_benchmark_prints_coverage_rows_for_the_chosen_designs():
+    out = subprocess.run(
+        [sys.executable, "benchmarks/analysis.py", "--datasets", "4", "--psignifit-datasets", "0",
+         "--design", "20/level", "--intervals", "hybrid"],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    assert "coverage target" in out and "rows per level: 4 (default)" in out
+    rows = [line for line in out.splitlines() if line.startswith("yes/no 20/level")]
+    assert len(rows) == 2 and all(" pacelab " in r and "     4 " in r for r in rows)  # the table, then the summary
+
+
+def test_analysis_benchmark_sets_the_rows_per_level_and_refuses_more_rows_than_trials():
+    ok = subprocess.run(
+        [sys.executable, "benchmarks/analysis.py", "--datasets", "3", "--psignifit-datasets", "0",
+         "--design", "overdispersed .3", "--intervals", "hybrid", "--blocks", "10"],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    assert "rows per level: 10," in ok and "yes/no overdispersed .3" in ok
+    bad = subprocess.run([sys.executable, "benchmarks/analysis.py", "--blocks", "21"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--blocks must lie between 1 and 20" in bad.stderr
