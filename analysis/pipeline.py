@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-PIPELINE_VERSION = 2  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default)
+PIPELINE_VERSION = 3  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
+# 3: fits over participants widened to the participant jackknife where that is wider (analysis.clustered)
 STAGES: tuple[tuple[str, float], ...] = (
     ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
     ("predictors", 10), ("fidelity", 8),
@@ -59,6 +60,9 @@ class Options:
     deviance_samples: int = 200
     n_boot: int = 1000
     individual_max: int = 30  # participants per condition up to which individual fits are added (0.3 s each)
+    # groups of the participant jackknife that widens a fit over participants (analysis.clustered); 0: the
+    # model's interval only (rows taken as independent, too short when people differ)
+    cluster_groups: int = 20
     fidelity_bound_ms: float = 33.4
     seed: int = 0
 
@@ -323,6 +327,7 @@ def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng) -> dict:
     out = result.to_dict()
     q_level, q_ci = result.threshold_at(options.quantile)
     out.update(threshold_q=q_level, threshold_q_ci_95=list(q_ci), q=options.quantile)
+    out.update(_participant_spread(rows, opts, options, result, out))
     lo, hi = float(agg["level"].min()), float(agg["level"].max())
     xs = np.linspace(lo, hi, 60)
     band = _psi_band(result, xs, 300, rng)
@@ -333,6 +338,34 @@ def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng) -> dict:
     out["n_participants"] = int(data["participant"].nunique())
     out["n_blocks"] = int(len(rows))
     return out
+
+
+def _participant_spread(rows: pd.DataFrame, opts, options: Options, result, out: dict) -> dict:
+    """The threshold intervals widened to the participant jackknife where it reaches further (analysis.clustered).
+
+    Keeps the model's intervals under ``*_model`` keys and says what was done under ``cluster``: the groups, or
+    why the jackknife was not used (too few participants, or a refit without one group failed)."""
+    from analysis import clustered
+
+    model = {"threshold_ci_95_model": out["threshold_ci_95"], "threshold_q_ci_95_model": out["threshold_q_ci_95"]}
+    if options.cluster_groups <= 0:
+        return {**model, "cluster": {"method": None, "reason": "off"}}
+    try:
+        jk = clustered.jackknife(rows["level"], rows["sum"], rows["count"], rows["participant"], opts, result,
+                                 q=options.quantile, max_groups=options.cluster_groups)
+    except ValueError as exc:
+        return {**model, "cluster": {"method": None, "reason": f"a refit without one group failed: {exc}"}}
+    if jk is None:
+        return {**model, "cluster": {"method": None,
+                                     "reason": f"fewer than {clustered.MIN_GROUPS} participants"}}
+    return {
+        **model,
+        "threshold_ci_95": list(clustered.widest(out["threshold_ci_95"], jk.threshold_ci)),
+        "threshold_q_ci_95": list(clustered.widest(out["threshold_q_ci_95"], jk.threshold_q_ci)),
+        "threshold_ci_95_jackknife": list(jk.threshold_ci),
+        "threshold_q_ci_95_jackknife": list(jk.threshold_q_ci),
+        "cluster": {"method": "participant jackknife", "groups": jk.groups},
+    }
 
 
 def _condition_order(g: pd.DataFrame, cols: list[str]) -> list[str]:

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
+from analysis import clustered
 from analysis.psychometric import Axis, FitOptions, aggregate, fit
 from analysis.psychometric import blocks as psy_blocks
 from analysis.sigmoids import Sigmoid
@@ -245,6 +246,9 @@ def fit_by_condition(df: pd.DataFrame, options: FitOptions | None = None, *, qua
                      individual: bool = True) -> pd.DataFrame:
     """One row per condition: pooled threshold with CI, population q point with CI, mean of individual thresholds.
 
+    The pooled CI is the model's, widened to the participant jackknife's where that reaches further
+    (``analysis.clustered``; ``pooled_ci_jackknife_groups`` is 0 with fewer than five participants).
+
     ``df`` has columns condition, participant, level and response (0/1) or n_positive/n_total.
     """
     opts = options or FitOptions(lapse_bounds=(0.0, 0.2), guess_bounds=(0.0, 0.2))
@@ -254,16 +258,21 @@ def fit_by_condition(df: pd.DataFrame, options: FitOptions | None = None, *, qua
     for cond, g in df.groupby("condition", sort=True):
         blocks = _columns(g)
         # one row per (participant, level): the rows' spread is the between-participant part of η
-        pooled = fit(psy_blocks(blocks["level"], blocks["n_positive"], blocks["n_total"]),
-                     FitOptions(**{**opts.__dict__, "deviance_samples": 0}))
+        pooled_opts = FitOptions(**{**opts.__dict__, "deviance_samples": 0})
+        pooled = fit(psy_blocks(blocks["level"], blocks["n_positive"], blocks["n_total"]), pooled_opts)
+        # one person's rows move together: widen to the participant jackknife where it reaches further
+        jk = clustered.jackknife(blocks["level"], blocks["n_positive"], blocks["n_total"], blocks["participant"],
+                                 pooled_opts, pooled)
+        pooled_ci = clustered.widest(pooled.threshold_ci_95, jk.threshold_ci if jk else None)
         pop = fit_population(g, opts, quantile=quantile, individual=individual)
         rows.append({
             "condition": cond,
             "n_participants": pop.n_participants,
             "n_trials": pop.n_trials,
             "pooled_threshold": pooled.threshold,
-            "pooled_ci_low": pooled.threshold_ci_95[0],
-            "pooled_ci_high": pooled.threshold_ci_95[1],
+            "pooled_ci_low": pooled_ci[0],
+            "pooled_ci_high": pooled_ci[1],
+            "pooled_ci_jackknife_groups": jk.groups if jk else 0,
             "quantile": quantile,
             "population_q": pop.quantile_level,
             "population_q_ci_low": pop.quantile_ci_95[0],

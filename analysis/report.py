@@ -115,7 +115,8 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
             f"[0, {opts.get('lapse_max', 0.2)}] and [0, {opts.get('guess_max', 0.2)}], fitted as a Bayesian "
             f"posterior on a grid with psignifit 4's default priors and beta-binomial overdispersion; thresholds "
             f"(m, the 50 % point of the sigmoid's rise) are reported with {100 * opts.get('ci', 0.95):g} % "
-            f"{_INTERVAL_PHRASES.get(opts.get('interval', 'posterior'), 'intervals')}.")
+            f"{_INTERVAL_PHRASES.get(opts.get('interval', 'posterior'), 'intervals')}."
+            + _jackknife_phrase(results))
     if any(p.get("rows") for p in results.get("population") or []):
         q = 100 * opts.get("quantile", 0.75)
         out.append(
@@ -159,3 +160,15 @@ def render_html(*, spec: Mapping[str, Any], results: Mapping[str, Any], figures:
         "title": _text(spec.get("title")), "study_id": spec.get("id", ""), "results": results, "figures": figures,
         "methods": methods, "run": run or {}, "exclusion_lines": (results.get("exclusions") or {}).get("lines") or [],
     })
+
+
+def _jackknife_phrase(results: Mapping) -> str:
+    """What the methods paragraph says when fits over participants were widened by the participant jackknife."""
+    fits = [f for p in results.get("psychometric") or [] for f in [p.get("pooled") or {}, *(p.get("conditions") or [])]]
+    groups = sorted({(f.get("cluster") or {}).get("groups") for f in fits} - {None})
+    if not groups:
+        return ""
+    span = f"{groups[0]}" if len(groups) == 1 else f"{groups[0]}–{groups[-1]}"
+    return (f" Because one participant's answers move together across levels, each interval was widened, where "
+            f"it reached further, to a delete-a-group jackknife over participants ({span} groups, Student-t).")
+

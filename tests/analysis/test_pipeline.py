@@ -163,3 +163,29 @@ def test_psychometric_fits_get_one_row_per_level_and_participant_and_plot_one_po
 
 def test_the_pipeline_uses_the_fits_default_threshold_interval():
     assert pipeline.Options().interval == FitOptions().interval
+
+
+def test_fits_over_participants_widen_to_the_participant_jackknife_and_keep_the_models_interval(results):
+    entry = results[0]["psychometric"][0]
+    for f in [entry["pooled"], *entry["conditions"]]:
+        model, used = f["threshold_ci_95_model"], f["threshold_ci_95"]
+        assert used[0] <= model[0] and used[1] >= model[1]
+        assert f["threshold_q_ci_95"][0] <= f["threshold_q_ci_95_model"][0]
+        assert f["cluster"] == {"method": "participant jackknife", "groups": f["n_participants"]}
+        jk = f["threshold_ci_95_jackknife"]
+        assert used == [min(model[0], jk[0]), max(model[1], jk[1])]
+    # simulated thresholds differ between participants (SD 5): the jackknife reaches further than the model
+    assert entry["pooled"]["threshold_ci_95"] != entry["pooled"]["threshold_ci_95_model"]
+
+
+def test_the_jackknife_can_be_turned_off_and_is_not_used_below_five_participants():
+    trials, people = frames(12, slow_painter=3, inattentive=4)
+    off = pipeline.run(trials, people, spec=SPEC, options=pipeline.Options(
+        n_boot=20, deviance_samples=0, individual_max=0, cluster_groups=0))
+    pooled = off["psychometric"][0]["pooled"]
+    assert pooled["cluster"] == {"method": None, "reason": "off"}
+    assert pooled["threshold_ci_95"] == pooled["threshold_ci_95_model"]
+    few = pipeline.run(*frames(4), spec=SPEC, options=FAST)["psychometric"][0]["pooled"]
+    assert few["n_participants"] == 4
+    assert few["cluster"] == {"method": None, "reason": "fewer than 5 participants"}
+    assert few["threshold_ci_95"] == few["threshold_ci_95_model"]

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from analysis.population import fit_by_condition, fit_by_participant, fit_population, shift_phrase
-from analysis.psychometric import FitOptions
+from analysis.psychometric import FitOptions, blocks, fit
 from analysis.sigmoids import Sigmoid
 
 OPTS = FitOptions(lapse=0.0, guess=0.0)
@@ -94,3 +94,15 @@ def test_needs_two_participants():
     df = _population(np.random.default_rng(6), 30.0, 5.0, people=1)
     with pytest.raises(ValueError, match="two participants"):
         fit_population(df, OPTS)
+
+
+def test_the_pooled_interval_per_condition_reaches_as_far_as_the_participant_jackknife():
+    rng = np.random.default_rng(8)
+    df = _population(rng, 35.0, 12.0, people=12, n=4)  # people differ much more than the curve is wide
+    row = fit_by_condition(df, OPTS, individual=False).iloc[0]
+    assert row["pooled_ci_jackknife_groups"] == 12
+    assert row["pooled_ci_low"] < row["pooled_threshold"] < row["pooled_ci_high"]
+    model = fit(blocks(df["level"], df["n_positive"], df["n_total"]), OPTS).threshold_ci_95
+    assert row["pooled_ci_high"] - row["pooled_ci_low"] > 1.3 * (model[1] - model[0])
+    few = fit_by_condition(_population(rng, 35.0, 12.0, people=4, n=4), OPTS, individual=False).iloc[0]
+    assert few["pooled_ci_jackknife_groups"] == 0

@@ -62,3 +62,16 @@ def test_the_report_embeds_figures_tables_and_the_exclusion_report(results, tmp_
     assert "qwen3.6" in html and "strategy=smooth, indicator=dots" in html
     assert "None" not in re.sub(r"<svg.*?</svg>", "", html, flags=re.S)
     assert methods.split(".")[0] in html
+
+
+def test_the_methods_paragraph_says_when_intervals_were_widened_by_the_participant_jackknife(results):
+    groups = sorted({f["cluster"]["groups"] for p in results["psychometric"]
+                     for f in [p["pooled"], *p["conditions"]] if f["cluster"]["method"]})
+    assert groups  # the pooled fit has six participants
+    text = report.methods_paragraph(SPEC, results)
+    assert "jackknife over participants" in text and f"({groups[0]}" in text
+    off = {**results, "psychometric": [
+        {**p, "pooled": {**p["pooled"], "cluster": {"method": None, "reason": "off"}},
+         "conditions": [{**c, "cluster": {"method": None, "reason": "off"}} for c in p["conditions"]]}
+        for p in results["psychometric"]]}
+    assert "jackknife" not in report.methods_paragraph(SPEC, off)

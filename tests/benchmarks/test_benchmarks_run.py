@@ -54,3 +54,12 @@ def test_analysis_benchmark_sets_the_rows_per_level_and_refuses_more_rows_than_t
     bad = subprocess.run([sys.executable, "benchmarks/analysis.py", "--blocks", "21"],
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--blocks must lie between 1 and 20" in bad.stderr
+
+
+def test_pooled_benchmark_prints_model_and_reported_coverage_for_every_design():
+    out = subprocess.run(
+        [sys.executable, "benchmarks/pooled.py", "--datasets", "1"],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    assert "model cov" in out and "reported cov" in out
+    assert sum(line.startswith(("12 people", "30 people")) for line in out.splitlines()) == 4
