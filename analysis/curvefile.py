@@ -50,6 +50,13 @@ def _integer(text: str, row: int, col: str) -> int:
 
 def parse(text: str) -> Data:
     """Parse CSV text into aggregated ``Data``; raises ``CurveFileError`` naming the row and column."""
+    return parse_with_participants(text)[0]
+
+
+def parse_with_participants(text: str) -> tuple[Data, list[str] | None]:
+    """``parse``, plus each data row's participant when a trial file has a ``participant`` column (else None).
+
+    The participants are what ``analysis.clustered`` leaves out in turn; a ``block`` column is not a person."""
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
     header = None
     for row in reader:
@@ -99,22 +106,29 @@ def parse(text: str) -> Data:
     if sum(tot) == 0:
         raise CurveFileError("column n_total: no trials in the file")
     if layout is AGGREGATED:
-        return blocks(levels, pos, tot)
+        return blocks(levels, pos, tot), None
     if group_col is None:
-        return aggregate(levels, pos, tot)
+        return aggregate(levels, pos, tot), None
     counts: dict[tuple[float, str], list[int]] = {}
     for level, group, k in zip(levels, groups, pos, strict=True):
         cell = counts.setdefault((level, group), [0, 0])
         cell[0] += k
         cell[1] += 1
     keys = sorted(counts)
-    return blocks([lv for lv, _ in keys], [counts[key][0] for key in keys], [counts[key][1] for key in keys])
+    data = blocks([lv for lv, _ in keys], [counts[key][0] for key in keys], [counts[key][1] for key in keys])
+    by_person = header[group_col] == "participant"
+    return data, ([g for _, g in keys] if by_person else None)
 
 
 def read(path: str | Path) -> Data:
     """Read and parse a CSV file."""
+    return read_with_participants(path)[0]
+
+
+def read_with_participants(path: str | Path) -> tuple[Data, list[str] | None]:
+    """Read a CSV file: its data and, for trial rows with a participant column, each data row's participant."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise CurveFileError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    return parse(text)
+    return parse_with_participants(text)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from analysis.curvefile import CurveFileError, parse, read
+from analysis.curvefile import CurveFileError, parse, parse_with_participants, read
 
 
 def test_aggregated_rows_keep_repeated_levels_as_blocks_and_pool_for_the_points():
@@ -48,3 +48,11 @@ def test_read_refuses_non_utf8(tmp_path):
     path.write_bytes(b"level,response\n\xff\xfe,1\n")
     with pytest.raises(CurveFileError, match="not UTF-8"):
         read(path)
+
+
+def test_participants_come_back_per_data_row_and_blocks_are_not_people():
+    data, who = parse_with_participants("participant,level,response\nb,3,1\na,1.5,1\na,1.5,0\nb,1.5,1\n")
+    assert data.levels.tolist() == [1.5, 1.5, 3.0] and who == ["a", "b", "b"]
+    assert data.n_total.tolist() == [2, 1, 1]
+    assert parse_with_participants("block,level,response\n1,1.5,1\n2,3,0\n")[1] is None
+    assert parse_with_participants("level,n_positive,n_total\n1,1,2\n2,2,2\n")[1] is None

@@ -76,3 +76,38 @@ def test_malformed_csv_is_a_command_error_naming_row_and_column(tmp_path):
 def test_missing_file_is_a_command_error(tmp_path):
     with pytest.raises(CommandError, match="no such file"):
         _run(str(tmp_path / "nope.csv"))
+
+
+def _write_people(path, people, sd, seed=2):
+    rng = np.random.default_rng(seed)
+    s = Sigmoid("logistic")
+    lines = ["participant,level,response"]
+    for p in range(people):
+        m = rng.normal(30.0, sd)
+        for level in np.linspace(10, 50, 5):
+            lines += [f"p{p},{level},{int(rng.random() < 0.02 + 0.96 * s(level, m, 8.0))}" for _ in range(6)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_trials_of_participants_who_differ_get_the_jackknife_widened_interval(tmp_path):
+    path = tmp_path / "people.csv"
+    _write_people(path, 10, 10.0)
+    doc = json.loads(_run(str(path), "--json"))
+    assert doc["cluster"] == {"method": "participant jackknife", "groups": 10}
+    model, used = doc["threshold_ci_95_model"], doc["threshold_ci_95"]
+    assert used[0] <= model[0] and used[1] >= model[1] and used != model
+    off = json.loads(_run(str(path), "--json", "--no-jackknife"))
+    assert off["threshold_ci_95"] == off["threshold_ci_95_model"] == model
+    assert off["cluster"] == {"method": None, "reason": "off"}
+    assert "widened by a jackknife over 10 groups of participants" in _run(str(path))
+
+
+def test_files_without_participants_keep_the_models_interval(tmp_path):
+    path = tmp_path / "trials.csv"
+    _write_trials(path)
+    doc = json.loads(_run(str(path), "--json"))
+    assert doc["threshold_ci_95"] == doc["threshold_ci_95_model"]
+    assert doc["cluster"] == {"method": None, "reason": "no participant column"}
+    few = tmp_path / "few.csv"
+    _write_people(few, 3, 10.0)
+    assert json.loads(_run(str(few), "--json"))["cluster"]["reason"] == "fewer than 5 participants"

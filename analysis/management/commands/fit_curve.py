@@ -1,14 +1,17 @@
 """manage.py fit_curve CSV [--sigmoid S] [--experiment yes/no|2AFC] [--log-axis] [--interval I] [--json]: fit data.
 
 A thin shell: ``analysis.curvefile`` reads the CSV (aggregated ``level,n_positive,n_total`` or trial
-``level,response`` rows) and ``analysis.psychometric.fit`` does the fit; this command only prints.
+``level,response`` rows) and ``analysis.psychometric.fit`` does the fit; this command only prints. Trial rows
+with a ``participant`` column are a fit over people, so the threshold interval is widened to the participant
+jackknife where it reaches further (``analysis.clustered``; ``--no-jackknife`` keeps the model's).
 """
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.curvefile import CurveFileError, read
+from analysis import clustered
+from analysis.curvefile import CurveFileError, read_with_participants
 from analysis.psychometric import EXPERIMENTS, INTERVALS, FitOptions, fit
 from analysis.sigmoids import NAMES
 
@@ -26,11 +29,13 @@ class Command(BaseCommand):
                             help="proportion of the sigmoid's rise that the threshold marks (default 0.5)")
         parser.add_argument("--interval", choices=INTERVALS, default=FitOptions.interval,
                             help="threshold interval method (default %(default)s; docs/analysis.md compares them)")
+        parser.add_argument("--no-jackknife", action="store_true",
+                            help="with a participant column, keep the model's interval (rows as independent)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **opts):
         try:
-            data = read(opts["csv"])
+            data, participants = read_with_participants(opts["csv"])
         except FileNotFoundError:
             raise CommandError(f"{opts['csv']}: no such file") from None
         except CurveFileError as exc:
@@ -40,9 +45,10 @@ class Command(BaseCommand):
                                  decreasing=opts["decreasing"], pc=opts["threshold_pc"],
                                  interval=opts["interval"])
             result = fit(data, options)
+            summary = result.to_dict()
+            summary.update(self._participant_spread(data, participants, options, result, opts["no_jackknife"]))
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        summary = result.to_dict()
         if opts["json"]:
             self.stdout.write(json.dumps(summary, indent=2))
             return
@@ -52,9 +58,27 @@ class Command(BaseCommand):
             f"{summary['sigmoid']} fit, {summary['experiment']}, {summary['n_trials']} trials at "
             f"{summary['n_levels']} levels" + (" (log axis)" if summary["log_axis"] else ""),
             f"threshold ({100 * summary['threshold_pc']:g} % of the rise): {summary['threshold']:.4g}  "
-            f"95 % CI [{lo:.4g}, {hi:.4g}] ({summary['interval']} interval)",
+            f"95 % CI [{lo:.4g}, {hi:.4g}] ({summary['interval']} interval"
+            + (f", widened by a jackknife over {summary['cluster']['groups']} groups of participants"
+               if summary["cluster"]["method"] else "") + ")",
             f"width (5-95 % rise, {summary['width_units']}): {summary['width']:.4g}",
             f"guess {summary['guess']:.3f}, lapse {summary['lapse']:.3f}, overdispersion eta {summary['eta']:.3f}",
             f"deviance {summary['deviance']:.3f} (bootstrap p = {p})",
         ]
         self.stdout.write("\n".join(lines))
+
+    @staticmethod
+    def _participant_spread(data, participants, options, result, off: bool) -> dict:
+        model = list(result.threshold_ci_95)
+        if participants is None:
+            return {"threshold_ci_95_model": model, "cluster": {"method": None, "reason": "no participant column"}}
+        if off:
+            return {"threshold_ci_95_model": model, "cluster": {"method": None, "reason": "off"}}
+        jk = clustered.jackknife(data.levels, data.n_positive, data.n_total, participants, options, result)
+        if jk is None:
+            return {"threshold_ci_95_model": model,
+                    "cluster": {"method": None, "reason": f"fewer than {clustered.MIN_GROUPS} participants"}}
+        return {"threshold_ci_95": list(clustered.widest(result.threshold_ci_95, jk.threshold_ci)),
+                "threshold_ci_95_model": model, "threshold_ci_95_jackknife": list(jk.threshold_ci),
+                "cluster": {"method": "participant jackknife", "groups": jk.groups}}
+
