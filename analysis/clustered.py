@@ -88,3 +88,34 @@ def widest(model: tuple[float, float], other: tuple[float, float] | None) -> tup
     if other is None:
         return float(model[0]), float(model[1])
     return float(min(model[0], other[0])), float(max(model[1], other[1]))
+
+
+def spread_keys(levels, n_positive, n_total, participants, options: FitOptions, full: FitResult, *,
+                q: float | None = None, max_groups: int = MAX_GROUPS) -> dict:
+    """The pooled fit's intervals widened to the participant jackknife where it reaches further, as report keys.
+
+    One decision for every caller (pipeline, ``fit_curve``, ``fit_by_condition``): the reported
+    ``threshold_ci_95`` (and ``threshold_q_ci_95`` with ``q``), the model's under ``*_model``, the jackknife's
+    under ``*_jackknife`` when it was used, and ``cluster``: the method and groups, or why it was not used (no
+    participants given, ``max_groups`` ≤ 0, fewer than ``MIN_GROUPS`` participants, or a refit without one
+    group failed). A failed refit keeps the model's interval and says so rather than losing the whole fit."""
+    model = {"threshold_ci_95": list(full.threshold_ci_95)}
+    if q is not None:
+        model["threshold_q_ci_95"] = list(full.threshold_at(q)[1])
+    out = {**model, **{f"{k}_model": v for k, v in model.items()}}
+    if participants is None:
+        return {**out, "cluster": {"method": None, "reason": "no participant column"}}
+    if max_groups <= 0:
+        return {**out, "cluster": {"method": None, "reason": "off"}}
+    try:
+        jk = jackknife(levels, n_positive, n_total, participants, options, full, q=q, max_groups=max_groups)
+    except ValueError as exc:
+        return {**out, "cluster": {"method": None, "reason": f"a refit without one group failed: {exc}"}}
+    if jk is None:
+        return {**out, "cluster": {"method": None, "reason": f"fewer than {MIN_GROUPS} participants"}}
+    out["threshold_ci_95"] = list(widest(full.threshold_ci_95, jk.threshold_ci))
+    out["threshold_ci_95_jackknife"] = list(jk.threshold_ci)
+    if q is not None:
+        out["threshold_q_ci_95"] = list(widest(model["threshold_q_ci_95"], jk.threshold_q_ci))
+        out["threshold_q_ci_95_jackknife"] = list(jk.threshold_q_ci)
+    return {**out, "cluster": {"method": "participant jackknife", "groups": jk.groups}}

@@ -316,6 +316,7 @@ def _psi_band(result, xs: np.ndarray, draws: int, rng: np.random.Generator) -> t
 
 
 def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng) -> dict:
+    from analysis import clustered
     from analysis import psychometric as psy
 
     # one row (block) per level and participant: η, the overdispersion, is per row, so the spread between
@@ -327,7 +328,9 @@ def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng) -> dict:
     out = result.to_dict()
     q_level, q_ci = result.threshold_at(options.quantile)
     out.update(threshold_q=q_level, threshold_q_ci_95=list(q_ci), q=options.quantile)
-    out.update(_participant_spread(rows, opts, options, result, out))
+    # one person's rows move together: widen to the participant jackknife where it reaches further
+    out.update(clustered.spread_keys(rows["level"], rows["sum"], rows["count"], rows["participant"], opts, result,
+                                     q=options.quantile, max_groups=options.cluster_groups))
     lo, hi = float(agg["level"].min()), float(agg["level"].max())
     xs = np.linspace(lo, hi, 60)
     band = _psi_band(result, xs, 300, rng)
@@ -338,34 +341,6 @@ def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng) -> dict:
     out["n_participants"] = int(data["participant"].nunique())
     out["n_blocks"] = int(len(rows))
     return out
-
-
-def _participant_spread(rows: pd.DataFrame, opts, options: Options, result, out: dict) -> dict:
-    """The threshold intervals widened to the participant jackknife where it reaches further (analysis.clustered).
-
-    Keeps the model's intervals under ``*_model`` keys and says what was done under ``cluster``: the groups, or
-    why the jackknife was not used (too few participants, or a refit without one group failed)."""
-    from analysis import clustered
-
-    model = {"threshold_ci_95_model": out["threshold_ci_95"], "threshold_q_ci_95_model": out["threshold_q_ci_95"]}
-    if options.cluster_groups <= 0:
-        return {**model, "cluster": {"method": None, "reason": "off"}}
-    try:
-        jk = clustered.jackknife(rows["level"], rows["sum"], rows["count"], rows["participant"], opts, result,
-                                 q=options.quantile, max_groups=options.cluster_groups)
-    except ValueError as exc:
-        return {**model, "cluster": {"method": None, "reason": f"a refit without one group failed: {exc}"}}
-    if jk is None:
-        return {**model, "cluster": {"method": None,
-                                     "reason": f"fewer than {clustered.MIN_GROUPS} participants"}}
-    return {
-        **model,
-        "threshold_ci_95": list(clustered.widest(out["threshold_ci_95"], jk.threshold_ci)),
-        "threshold_q_ci_95": list(clustered.widest(out["threshold_q_ci_95"], jk.threshold_q_ci)),
-        "threshold_ci_95_jackknife": list(jk.threshold_ci),
-        "threshold_q_ci_95_jackknife": list(jk.threshold_q_ci),
-        "cluster": {"method": "participant jackknife", "groups": jk.groups},
-    }
 
 
 def _condition_order(g: pd.DataFrame, cols: list[str]) -> list[str]:

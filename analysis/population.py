@@ -247,7 +247,8 @@ def fit_by_condition(df: pd.DataFrame, options: FitOptions | None = None, *, qua
     """One row per condition: pooled threshold with CI, population q point with CI, mean of individual thresholds.
 
     The pooled CI is the model's, widened to the participant jackknife's where that reaches further
-    (``analysis.clustered``; ``pooled_ci_jackknife_groups`` is 0 with fewer than five participants).
+    (``analysis.clustered``; ``pooled_ci_jackknife_groups`` is 0 with fewer than five participants, or when a
+    refit without one group failed, and the model's interval stands).
 
     ``df`` has columns condition, participant, level and response (0/1) or n_positive/n_total.
     """
@@ -261,9 +262,9 @@ def fit_by_condition(df: pd.DataFrame, options: FitOptions | None = None, *, qua
         pooled_opts = FitOptions(**{**opts.__dict__, "deviance_samples": 0})
         pooled = fit(psy_blocks(blocks["level"], blocks["n_positive"], blocks["n_total"]), pooled_opts)
         # one person's rows move together: widen to the participant jackknife where it reaches further
-        jk = clustered.jackknife(blocks["level"], blocks["n_positive"], blocks["n_total"], blocks["participant"],
-                                 pooled_opts, pooled)
-        pooled_ci = clustered.widest(pooled.threshold_ci_95, jk.threshold_ci if jk else None)
+        spread = clustered.spread_keys(blocks["level"], blocks["n_positive"], blocks["n_total"],
+                                       blocks["participant"], pooled_opts, pooled)
+        pooled_ci = spread["threshold_ci_95"]
         pop = fit_population(g, opts, quantile=quantile, individual=individual)
         rows.append({
             "condition": cond,
@@ -272,7 +273,7 @@ def fit_by_condition(df: pd.DataFrame, options: FitOptions | None = None, *, qua
             "pooled_threshold": pooled.threshold,
             "pooled_ci_low": pooled_ci[0],
             "pooled_ci_high": pooled_ci[1],
-            "pooled_ci_jackknife_groups": jk.groups if jk else 0,
+            "pooled_ci_jackknife_groups": spread["cluster"].get("groups", 0),
             "quantile": quantile,
             "population_q": pop.quantile_level,
             "population_q_ci_low": pop.quantile_ci_95[0],

@@ -83,3 +83,51 @@ def test_a_log_axis_falling_curve_gets_an_ordered_interval_in_level_units_around
 def test_the_model_interval_stands_alone_when_there_is_no_jackknife():
     assert clustered.widest((1.0, 2.0), None) == (1.0, 2.0)
     assert clustered.widest((1.0, 2.0), (1.5, 3.0)) == (1.0, 3.0)
+
+
+def test_spread_keys_widen_both_the_threshold_and_the_q_point_and_keep_the_models():
+    rng = np.random.default_rng(3)
+    r = _people(rng.normal(40.0, 12.0, 12))
+    full = _fit(r)
+    keys = clustered.spread_keys(r["level"], r["k"], r["n"], r["who"], OPTS, full, q=0.75)
+    assert keys["cluster"] == {"method": "participant jackknife", "groups": 12}
+    assert keys["threshold_ci_95_model"] == pytest.approx(list(full.threshold_ci_95))
+    assert keys["threshold_q_ci_95_model"] == pytest.approx(list(full.threshold_at(0.75)[1]))
+    for name in ("threshold_ci_95", "threshold_q_ci_95"):
+        lo, hi = keys[name]
+        jlo, jhi = keys[f"{name}_jackknife"]
+        mlo, mhi = keys[f"{name}_model"]
+        assert (lo, hi) == (pytest.approx(min(mlo, jlo)), pytest.approx(max(mhi, jhi)))
+        assert hi - lo > 1.5 * (mhi - mlo)  # people differ: the q point's interval widens too, not only the 50 %
+
+
+def test_spread_keys_say_why_the_models_interval_stands():
+    r = _people([40.0] * 6)
+    full = _fit(r)
+    model = pytest.approx(list(full.threshold_ci_95))
+    reasons = {
+        "no participant column": clustered.spread_keys(r["level"], r["k"], r["n"], None, OPTS, full),
+        "off": clustered.spread_keys(r["level"], r["k"], r["n"], r["who"], OPTS, full, max_groups=0),
+        "fewer than 5 participants": clustered.spread_keys(r["level"][:28], r["k"][:28], r["n"][:28],
+                                                           r["who"][:28], OPTS, full),
+    }
+    for reason, keys in reasons.items():
+        assert keys["cluster"] == {"method": None, "reason": reason}
+        assert keys["threshold_ci_95"] == model and keys["threshold_ci_95_model"] == model
+        assert "threshold_ci_95_jackknife" not in keys
+
+
+def test_a_refit_that_fails_keeps_the_models_interval_and_names_the_failure():
+    # five people at the middle level only, and one who alone was tested at the other levels:
+    # without that person's group one level is left, and no curve can be fitted
+    r = _people([40.0], n=10)
+    mid = {"level": np.full(5, 40.0), "k": np.array([5, 4, 6, 5, 5]), "n": np.full(5, 10),
+           "who": np.array([f"q{i}" for i in range(5)])}
+    r = {k: np.concatenate([r[k], mid[k]]) for k in r}
+    full = _fit(r)
+    keys = clustered.spread_keys(r["level"], r["k"], r["n"], r["who"], OPTS, full, q=0.75)
+    assert keys["cluster"]["method"] is None
+    assert keys["cluster"]["reason"].startswith("a refit without one group failed: ")
+    assert "two distinct levels" in keys["cluster"]["reason"]
+    assert keys["threshold_ci_95"] == pytest.approx(list(full.threshold_ci_95))
+    assert keys["threshold_q_ci_95"] == pytest.approx(list(full.threshold_at(0.75)[1]))

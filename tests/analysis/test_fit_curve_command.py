@@ -111,3 +111,15 @@ def test_files_without_participants_keep_the_models_interval(tmp_path):
     few = tmp_path / "few.csv"
     _write_people(few, 3, 10.0)
     assert json.loads(_run(str(few), "--json"))["cluster"]["reason"] == "fewer than 5 participants"
+
+
+def test_a_threshold_at_75_percent_of_the_rise_is_widened_over_participants_too(tmp_path):
+    path = tmp_path / "people.csv"
+    _write_people(path, 10, 10.0)
+    mid = json.loads(_run(str(path), "--json"))
+    doc = json.loads(_run(str(path), "--json", "--threshold-pc", "0.75"))
+    assert doc["threshold"] > mid["threshold"]  # a rising curve reaches 75 % of its rise later than 50 %
+    assert doc["cluster"] == {"method": "participant jackknife", "groups": 10}
+    model, used, jk = doc["threshold_ci_95_model"], doc["threshold_ci_95"], doc["threshold_ci_95_jackknife"]
+    assert jk[0] < doc["threshold"] < jk[1]
+    assert used == [min(model[0], jk[0]), max(model[1], jk[1])] and used != model

@@ -106,3 +106,16 @@ def test_the_pooled_interval_per_condition_reaches_as_far_as_the_participant_jac
     assert row["pooled_ci_high"] - row["pooled_ci_low"] > 1.3 * (model[1] - model[0])
     few = fit_by_condition(_population(rng, 35.0, 12.0, people=4, n=4), OPTS, individual=False).iloc[0]
     assert few["pooled_ci_jackknife_groups"] == 0
+
+
+def test_a_failed_jackknife_refit_keeps_the_conditions_row_with_the_models_interval():
+    # one person tested at every level and five at the middle one only: without that person no curve can be
+    # fitted, so the jackknife cannot run; the condition keeps its pooled fit, as the pipeline does
+    rng = np.random.default_rng(9)
+    df = _population(rng, 35.0, 0.0, people=1, n=10)
+    mid = pd.DataFrame([("plain", f"mid-{i}", 35.0, 5, 10) for i in range(5)], columns=df.columns)
+    df = pd.concat([df, mid], ignore_index=True)
+    row = fit_by_condition(df, OPTS, individual=False).iloc[0]
+    assert row["pooled_ci_jackknife_groups"] == 0
+    model = fit(blocks(df["level"], df["n_positive"], df["n_total"]), OPTS).threshold_ci_95
+    assert (row["pooled_ci_low"], row["pooled_ci_high"]) == (pytest.approx(model[0]), pytest.approx(model[1]))

@@ -61,7 +61,7 @@ def test_demo_runs_twice_and_serves_the_demo_with_a_working_login(tmp_path):
         user = re.search(r"username: (\S+)", out).group(1)
         password = re.search(r"password: (\S+)", out).group(1)
         assert f"password: {password}" in first_out  # the same credentials both times
-        assert procs[0].wait(10) is not None  # the first server was stopped
+        assert procs[0].wait(30) is not None  # the first server was stopped
         streams = _login(port, user, password)
         assert "demo-reasoning-en" in streams and "zh-chat · 25 tok/s · qwen3.6" in streams
     finally:

@@ -46,7 +46,9 @@ class Command(BaseCommand):
                                  interval=opts["interval"])
             result = fit(data, options)
             summary = result.to_dict()
-            summary.update(self._participant_spread(data, participants, options, result, opts["no_jackknife"]))
+            groups = 0 if opts["no_jackknife"] else clustered.MAX_GROUPS
+            summary.update(clustered.spread_keys(data.levels, data.n_positive, data.n_total, participants, options,
+                                                 result, max_groups=groups))
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         if opts["json"]:
@@ -66,19 +68,3 @@ class Command(BaseCommand):
             f"deviance {summary['deviance']:.3f} (bootstrap p = {p})",
         ]
         self.stdout.write("\n".join(lines))
-
-    @staticmethod
-    def _participant_spread(data, participants, options, result, off: bool) -> dict:
-        model = list(result.threshold_ci_95)
-        if participants is None:
-            return {"threshold_ci_95_model": model, "cluster": {"method": None, "reason": "no participant column"}}
-        if off:
-            return {"threshold_ci_95_model": model, "cluster": {"method": None, "reason": "off"}}
-        jk = clustered.jackknife(data.levels, data.n_positive, data.n_total, participants, options, result)
-        if jk is None:
-            return {"threshold_ci_95_model": model,
-                    "cluster": {"method": None, "reason": f"fewer than {clustered.MIN_GROUPS} participants"}}
-        return {"threshold_ci_95": list(clustered.widest(result.threshold_ci_95, jk.threshold_ci)),
-                "threshold_ci_95_model": model, "threshold_ci_95_jackknife": list(jk.threshold_ci),
-                "cluster": {"method": "participant jackknife", "groups": jk.groups}}
-
