@@ -475,12 +475,12 @@ def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
 
 
 def _scale(block_spec: Mapping, values: pd.Series) -> tuple[float, float] | None:
-    scale = ((block_spec.get("task") or {}).get("scale")) or {}
-    if scale.get("type") == "likert" and scale.get("points"):
-        return (1.0, float(scale["points"]))
-    if scale.get("type") == "slider" and "min" in scale and "max" in scale:
-        return (float(scale["min"]), float(scale["max"]))
-    return None
+    """The block's scale ends, with the study file's defaults (a slider without min/max runs 0-100)."""
+    from studyapp.scales import scale_range
+
+    if not block_spec:  # no study file: the scale is unknown, and the MOS interval is not clipped
+        return None
+    return scale_range((block_spec.get("task") or {}).get("scale"))
 
 
 def stage_ratings(df: pd.DataFrame, spec: Mapping | None, tick: Callable[[float], None]) -> list[dict]:

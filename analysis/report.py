@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from studyapp.scales import scale_range
+
 
 def _text(value: Any, language: str = "en") -> str:
     if isinstance(value, Mapping):
@@ -51,7 +53,8 @@ def _block(b: Mapping[str, Any]) -> str:
     if scale.get("type") == "likert":
         kind += f" on a {scale.get('points')}-point scale"
     elif scale.get("type") == "slider":
-        kind += f" on a {scale.get('min')}–{scale.get('max')} slider"
+        low, high = scale_range(scale)
+        kind += f" on a {low:g}–{high:g} slider"
     design = b.get("design") or {}
     if "factorial" in design:
         how = f"crossing {' × '.join(design['factorial'])}"

@@ -33,6 +33,7 @@ from playback import metrics
 from playback.stream import Piece, Stream
 from studyapp.adaptive.observer import Observer
 from studyapp.adaptive.psychometric import from_axis, to_axis
+from studyapp.scales import is_likert, scale_range
 
 FAST_LEVEL = 1000.0  # tokens/s (or chars/s) of a stream that arrives all at once: perceived as instant
 
@@ -217,11 +218,8 @@ def instruction(question: Any, trial_type: str, scale: Mapping[str, Any] | None 
     if trial_type == "rating":
         if not word.isdigit():
             return None
-        scale = scale or {"type": "likert", "points": 5}
         value = int(word)
-        if scale.get("type", "likert") == "likert":
-            return value if 1 <= value <= int(scale.get("points", 5)) else None
-        low, high = float(scale.get("min", 0)), float(scale.get("max", 100))
+        low, high = scale_range(scale)
         return value if low <= value <= high else None
     wanted = _WORDS.get(word)
     if trial_type == "acceptability" and wanted in ("yes", "no"):
@@ -269,11 +267,9 @@ class Bot:
     def rate(self, p: Perceived, scale: Mapping[str, Any] | None) -> int | float:
         b = self.params
         share = min(max(self.rating_share(p) + b.rating_offset + self.rng.gauss(0.0, b.rating_noise), 0.0), 1.0)
-        scale = scale or {"type": "likert", "points": 5}
-        if scale.get("type", "likert") == "likert":
-            points = int(scale.get("points", 5))
-            return 1 + round(share * (points - 1))
-        low, high = float(scale.get("min", 0)), float(scale.get("max", 100))
+        low, high = scale_range(scale)
+        if is_likert(scale):
+            return 1 + round(share * (high - low))
         return round(low + share * (high - low), 2)
 
     def p_first(self, first: Perceived, second: Perceived) -> float:

@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from pacelab.jsonb import MAX_EXACT_NUMBER, nul_paths
+from studyapp.scales import is_likert, scale_range
 
 # What a browser can report (environment.js measures refresh from rAF gaps of at least 1 ms). The bounds also keep
 # every stored number within what jsonb gives back unchanged.
@@ -66,13 +67,13 @@ def trial_value(trial: dict, payload: dict) -> dict[str, Any]:
             raise ResponseError(f"response: must be 'yes' or 'no', got {response!r}")
         return {"response": response, "accept": response == "yes"}
     if kind == "rating":
-        scale = trial.get("scale") or {"type": "likert", "points": 5}
-        if scale.get("type", "likert") == "likert":
-            points = int(scale.get("points", 5))
+        scale = trial.get("scale")
+        low, high = scale_range(scale)
+        if is_likert(scale):
+            points = int(high)
             if isinstance(response, bool) or not isinstance(response, int) or not 1 <= response <= points:
                 raise ResponseError(f"response: must be an integer from 1 to {points}, got {response!r}")
             return {"response": response}
-        low, high = float(scale.get("min", 0)), float(scale.get("max", 100))
         value = _number("response", response)
         if not low <= value <= high:
             raise ResponseError(f"response: must be between {low:g} and {high:g}, got {response!r}")
@@ -110,7 +111,7 @@ def slider_tolerance(scale: dict) -> float:
     """How far from an instructed value a slider answer may land and still pass: 5 % of the scale (at least one
     step). Dragging a thumb to an exact value is unreliable on a touchpad or phone, so exact equality would fail
     attentive participants."""
-    lo, hi = scale.get("min", 0), scale.get("max", 100)
+    lo, hi = scale_range(scale)
     return max(float(scale.get("step", 1)), 0.05 * (hi - lo))
 
 

@@ -27,6 +27,7 @@ from jsonschema import ValidationError
 
 from pacelab.jsonb import nul_paths
 from studyapp import counterbalance, design
+from studyapp.scales import scale_range
 
 SCHEMA_RESOURCE = ("schema", "study.schema.json")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -311,7 +312,7 @@ def semantic_problems(doc: dict, base_dir: str | Path | None = None) -> list[Pro
             add(f"{bp}.stimulus", f"unknown stimulus {block['stimulus']!r}")
         task = block["task"]
         scale = task.get("scale")
-        if scale and scale["type"] == "slider" and scale.get("min", 0) >= scale.get("max", 100):
+        if scale and scale["type"] == "slider" and scale_range(scale)[0] >= scale_range(scale)[1]:
             add(f"{bp}.task.scale", "min must be below max")
         if scale and scale["type"] == "likert" and "labels" in scale and len(scale["labels"]) != scale["points"]:
             add(f"{bp}.task.scale.labels", f"needs one label per point ({scale['points']})")
@@ -436,7 +437,7 @@ def _expected_problems(expected: Any, task: dict, path: str) -> list[Problem]:
         return [Problem(path, f"must be a, b, first or second for a 2AFC task; got {_short(expected)}")]
     if kind == "rating":
         scale = task["scale"]
-        lo, hi = (1, scale["points"]) if scale["type"] == "likert" else (scale.get("min", 0), scale.get("max", 100))
+        lo, hi = scale_range(scale)
         if isinstance(expected, bool) or not isinstance(expected, int | float) or not lo <= expected <= hi:
             return [Problem(path, f"must be a number from {lo:g} to {hi:g} on this block's scale")]
     return []

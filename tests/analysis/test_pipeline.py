@@ -189,3 +189,16 @@ def test_the_jackknife_can_be_turned_off_and_is_not_used_below_five_participants
     assert few["n_participants"] == 4
     assert few["cluster"] == {"method": None, "reason": "fewer than 5 participants"}
     assert few["threshold_ci_95"] == few["threshold_ci_95_model"]
+
+
+def test_a_slider_without_ends_clips_the_mos_interval_at_the_study_files_defaults():
+    rng = np.random.default_rng(2)
+    rows = [{"participant": f"p{p}", "block": "feel", "trial_type": "rating", "condition": "feel:strategy=smooth",
+             "f_strategy": "smooth", "response_value": float(min(100.0, rng.normal(97, 6)))} for p in range(6)]
+    spec = {"blocks": [{"id": "feel", "type": "main", "design": {"factorial": ["strategy"]},
+                        "task": {"type": "rating", "scale": {"type": "slider"}}}],
+            "factors": [{"name": "strategy", "levels": ["smooth"]}]}
+    assert pipeline._scale(spec["blocks"][0], None) == (0.0, 100.0)
+    out = pipeline.run(pd.DataFrame(rows), None, spec=spec, options=FAST)
+    (row,) = out["ratings"][0]["mos"]
+    assert row["ci_high"] <= 100.0 and row["ci_low"] < row["mos"]

@@ -75,3 +75,11 @@ def test_the_methods_paragraph_says_when_intervals_were_widened_by_the_participa
          "conditions": [{**c, "cluster": {"method": None, "reason": "off"}} for c in p["conditions"]]}
         for p in results["psychometric"]]}
     assert "jackknife" not in report.methods_paragraph(SPEC, off)
+
+
+def test_the_methods_paragraph_names_a_sliders_default_ends():
+    spec = {"id": "x", "title": "X", "blocks": [
+        {"id": "feel", "type": "main", "design": {"factorial": ["strategy"]},
+         "task": {"type": "rating", "scale": {"type": "slider"}}}]}
+    text = report.methods_paragraph(spec, {"n": {"participants": 0}})
+    assert "0–100 slider" in text and "None" not in text
