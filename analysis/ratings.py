@@ -130,6 +130,7 @@ def subject_model(
     Flags: ``straight_liner`` (two or more ratings, all identical); ``harsh`` / ``lenient`` (bias below
     −``min_bias`` / above ``min_bias`` scale points and its CI excluding 0); ``inconsistent`` (ν above
     ``inconsistency_factor`` × the median ν). CIs use the model's Fisher information, as SUREAL reports them.
+    A rater with a single rating gets the others' pooled ν and is never flagged: one rating cannot show a bias.
     """
     _require(df, stimulus, rating, participant)
     values = pd.to_numeric(df[rating], errors="coerce").to_numpy(dtype=float)
@@ -141,6 +142,13 @@ def subject_model(
         raise RatingsError("subject_model: needs at least two raters")
     ns, npart = len(s_names), len(p_names)
     n_p = np.bincount(p_idx, minlength=npart).astype(float)
+    # A rater with one rating fits it exactly (their bias is that rating's residual), so their ν cannot be
+    # estimated: left free it falls to the floor and gives them a million times anyone's weight, pinning the
+    # stimulus they rated and, through the mean-bias constraint, shifting every score. They get the pooled ν of
+    # the others and take no part in the constraint (a drop-out after one trial, say).
+    few = n_p < 2
+    if few.all():
+        raise RatingsError("subject_model: needs raters with at least two ratings each")
     spread = float(values.std()) or 1.0
     floor = 1e-3 * spread  # ν floor: a rater who fits perfectly would otherwise get infinite weight
 
@@ -152,11 +160,14 @@ def subject_model(
         w = 1.0 / nu[p_idx] ** 2
         new_psi = np.bincount(s_idx, w * (values - delta[p_idx]), ns) / np.bincount(s_idx, w, ns)
         new_delta = np.bincount(p_idx, values - new_psi[s_idx], npart) / n_p
-        shift = new_delta.mean()  # identifiability: mean bias 0
+        shift = new_delta[~few].mean()  # identifiability: mean bias 0 over the raters whose ν is estimated
         new_delta -= shift
         new_psi += shift
         resid = values - new_psi[s_idx] - new_delta[p_idx]
-        new_nu = np.maximum(np.sqrt(np.bincount(p_idx, resid**2, npart) / n_p), floor)
+        sq = np.bincount(p_idx, resid**2, npart)
+        new_nu = np.sqrt(sq / n_p)
+        new_nu[few] = math.sqrt(sq[~few].sum() / n_p[~few].sum())
+        new_nu = np.maximum(new_nu, floor)
         change = max(np.max(np.abs(new_psi - psi)), np.max(np.abs(new_delta - delta)), np.max(np.abs(new_nu - nu)))
         psi, delta, nu = new_psi, new_delta, new_nu
         if change < tol:
@@ -173,13 +184,13 @@ def subject_model(
     })
     raw_sd = pd.Series(values).groupby(p_idx).std(ddof=0).reindex(range(npart)).to_numpy()
     straight = (n_p >= 2) & (raw_sd == 0)
-    clear = np.abs(delta) > zc * delta_se
-    median_nu = float(np.median(nu))
+    clear = (np.abs(delta) > zc * delta_se) & ~few  # one rating says nothing about a rater's bias
+    median_nu = float(np.median(nu[~few]))
     raters = pd.DataFrame({
         "participant": p_names, "bias": delta, "bias_se": delta_se, "bias_ci_low": delta - zc * delta_se,
         "bias_ci_high": delta + zc * delta_se, "inconsistency": nu, "n": n_p.astype(int), "sd": raw_sd,
         "straight_liner": straight, "harsh": clear & (delta <= -min_bias), "lenient": clear & (delta >= min_bias),
-        "inconsistent": nu > inconsistency_factor * median_nu,
+        "inconsistent": (nu > inconsistency_factor * median_nu) & ~few,
     })
     return SubjectModel(stimuli=stim, raters=raters, iterations=it, log_likelihood=loglik)
 

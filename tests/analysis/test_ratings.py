@@ -97,6 +97,22 @@ def test_subject_model_downweights_an_inconsistent_rater():
     assert err_model < err_mean
 
 
+def test_a_rater_with_one_rating_moves_no_score_and_is_not_flagged():
+    # a participant who dropped out after one trial: one rating cannot show a bias or a consistency
+    df, _, _ = simulate_raters(seed=3)
+    before = subject_model(df).stimuli.set_index("stimulus")
+    late = pd.concat([df, pd.DataFrame([("late", "s00", 5.0)], columns=df.columns)], ignore_index=True)
+    model = subject_model(late)
+    after = model.stimuli.set_index("stimulus")
+    assert after["quality"].to_numpy() == pytest.approx(before["quality"].to_numpy(), abs=1e-6)
+    assert after.loc["s00", "se"] > 0.5 * before.loc["s00", "se"]  # not pinned by a near-zero ν
+    rater = model.raters.set_index("participant").loc["late"]
+    assert not (rater["harsh"] or rater["lenient"] or rater["inconsistent"])
+    assert rater["inconsistency"] > 0.1  # the others' pooled ν, not the floor
+    with pytest.raises(RatingsError, match="at least two ratings"):
+        subject_model(pd.DataFrame({"participant": ["a", "b"], "stimulus": ["s", "s"], "rating": [1.0, 2.0]}))
+
+
 def test_mixed_model_estimates_a_factor_effect_with_random_participants():
     rng = np.random.default_rng(4)
     rows = []
