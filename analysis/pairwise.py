@@ -268,24 +268,34 @@ def _fit(counts: np.ndarray, method: Method, start: np.ndarray | None = None, **
 
 
 def bootstrap_counts(data: Comparisons | np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """``n_boot`` resampled count matrices: observers with replacement, or each pair's trials for a bare matrix."""
-    if isinstance(data, Comparisons) and len(data.participants) > 1:
+    """``n_boot`` resampled count matrices: observers with replacement, or each pair's trials for a bare matrix.
+
+    A unanimous pair (every answer one way) would stay unanimous in every resample, and its interval would
+    collapse to a point however few answers it rests on (3 of 3 is no proof that everyone prefers it). Its
+    answers are therefore redrawn in each resample as binomial with the smoothed share (k + ½)/(n + 1), so that
+    the interval shows how little a few unanimous answers pin down; other pairs are resampled as they are."""
+    c = _check_matrix(data.total if isinstance(data, Comparisons) else data)
+    iu = np.triu_indices(len(c), 1)
+    k, total = c[iu], (c + c.T)[iu]
+    unanimous = (total > 0) & ((k == 0) | (k == total))
+    observers = isinstance(data, Comparisons) and len(data.participants) > 1
+    if observers:
         p = len(data.participants)
         draws = rng.integers(0, p, size=(n_boot, p))
         weights = np.zeros((n_boot, p))
         np.add.at(weights, (np.arange(n_boot)[:, None], draws), 1.0)
-        return np.einsum("bp,pij->bij", weights, data.counts)
-    c = _check_matrix(data.total if isinstance(data, Comparisons) else data)
-    n = c + c.T
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(n > 0, c / np.where(n > 0, n, 1.0), 0.0)
-    upper = np.triu(np.ones_like(c, dtype=bool), 1)
-    nn = np.rint(n[upper]).astype(int)
-    wins = rng.binomial(nn, p[upper], size=(n_boot, nn.size)).astype(float)
-    out = np.zeros((n_boot, *c.shape))
-    iu = np.nonzero(upper)
-    out[:, iu[0], iu[1]] = wins
-    out[:, iu[1], iu[0]] = nn - wins
+        out = np.einsum("bp,pij->bij", weights, data.counts)
+        redraw = unanimous
+    else:
+        out = np.zeros((n_boot, *c.shape))
+        redraw = total > 0  # a bare matrix: every compared pair's trials are redrawn
+    if redraw.any():
+        a, b = iu[0][redraw], iu[1][redraw]
+        trials = np.rint(out[:, a, b] + out[:, b, a]) if observers else np.broadcast_to(total[redraw], (n_boot, a.size))
+        share = np.where(unanimous, (k + 0.5) / (total + 1.0), k / np.maximum(total, 1.0))[redraw]
+        wins = rng.binomial(trials.astype(int), share).astype(float)
+        out[:, a, b] = wins
+        out[:, b, a] = trials - wins
     return out
 
 

@@ -159,3 +159,19 @@ def test_scale_accepts_a_tidy_frame_with_the_reference_first():
     out = scale(df, conditions=["ref", "fast"], n_boot=50)
     assert out["condition"].tolist() == ["ref", "fast"]
     assert out.loc[1, "jod"] == pytest.approx(1.0, abs=0.15)  # 75 % chose "fast"
+
+
+@pytest.mark.parametrize("method", ["thurstone", "bradley_terry"])
+def test_a_unanimous_pair_gets_an_interval_that_narrows_with_more_answers(method):
+    def interval(observers):
+        df = pd.DataFrame({"participant": [f"p{i}" for i in range(observers)], "a": "fast", "b": "slow",
+                           "winner": "fast"})
+        row = scale(df, method=method, n_boot=400).set_index("condition").loc["slow"]
+        return row["jod"], row["ci_low"], row["ci_high"]
+
+    jod3, lo3, hi3 = interval(3)
+    jod40, lo40, hi40 = interval(40)
+    assert lo3 <= jod3 < hi3 and hi3 - lo3 > 0.5  # three answers cannot pin the difference down
+    assert 0 < hi40 - lo40 < hi3 - lo3
+    matrix = scale(np.array([[0.0, 3.0], [0.0, 0.0]]), method=method, n_boot=400)
+    assert matrix["ci_high"].iloc[1] - matrix["ci_low"].iloc[1] > 0.5
