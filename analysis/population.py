@@ -28,7 +28,9 @@ from analysis.psychometric import Axis, FitOptions, aggregate, fit
 from analysis.psychometric import blocks as psy_blocks
 from analysis.sigmoids import Sigmoid
 
-Z975 = float(special.ndtri(0.975))
+
+class CensoredError(ValueError):
+    """The population's thresholds lie beyond the tested levels: the answers cannot place its quantile."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class PopulationResult:
     n_participants: int
     n_trials: int
     converged: bool
+    interval_method: str = "delta"  # the quantile's interval: "delta" (Wald on μ, log σ) or "profile"
 
 
 def _columns(df: pd.DataFrame) -> pd.DataFrame:
@@ -73,7 +76,9 @@ def _guess_lapse(opts: FitOptions):
     return fixed_guess, lapse_hi
 
 
-def _unpack(theta, fixed_guess, opts: FitOptions):
+def _unpack(theta, fixed_guess, opts: FitOptions, floor: float = 0.0):
+    """(μ, σ, width, lapse, guess) from the optimiser's free vector; σ = floor + exp(θ₁), so the σ reported is
+    the σ the likelihood used (below the threshold grid's spacing the integral cannot resolve it)."""
     mu, log_sigma, log_w = theta[0], theta[1], theta[2]
     i = 3
     if opts.lapse is None:
@@ -87,7 +92,7 @@ def _unpack(theta, fixed_guess, opts: FitOptions):
         guess = lo + (hi - lo) * special.expit(theta[i])
     else:
         guess = fixed_guess
-    return mu, np.exp(log_sigma), np.exp(log_w), lapse, guess
+    return mu, floor + np.exp(log_sigma), np.exp(log_w), lapse, guess
 
 
 def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quantile: float = 0.75,
@@ -115,8 +120,7 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     step = grid[1] - grid[0]
 
     def nll(theta):
-        mu, sigma, w, lapse, guess = _unpack(theta, fixed_guess, opts)
-        sigma = max(sigma, step)  # below the grid spacing the integral cannot resolve σ
+        mu, sigma, w, lapse, guess = _unpack(theta, fixed_guess, opts, step)
         psi = guess + (1 - guess - lapse) * sig(z[:, None], grid[None, :], w)
         psi = np.clip(psi, 1e-12, 1 - 1e-12)
         ll_rows = k[:, None] * np.log(psi) + (n - k)[:, None] * np.log1p(-psi)  # (R, G)
@@ -127,7 +131,7 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         val = -float(np.sum(special.logsumexp(per + log_prior[None, :], axis=1)))
         return val if np.isfinite(val) else 1e300
 
-    start = [float(np.median(z)), np.log(spread / 4), np.log(spread / 2)]
+    start = [float(np.median(z)), np.log(spread / 4 - step), np.log(spread / 2)]
     if opts.lapse is None:
         start.append(-3.0)
     if fixed_guess is None:
@@ -137,25 +141,44 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     if not res.success:
         res = optimize.minimize(nll, res.x, method="BFGS")
     theta = res.x
-    mu, sigma, w, lapse, guess = _unpack(theta, fixed_guess, opts)
+    mu, sigma, w, lapse, guess = _unpack(theta, fixed_guess, opts, step)
     zq = float(special.ndtri(quantile))
-    cov = _covariance(nll, theta)
-    var_mu = cov[0, 0]
-    var_q = cov[0, 0] + 2 * zq * sigma * cov[0, 1] + (zq * sigma) ** 2 * cov[1, 1]
     q_point = mu + zq * sigma
 
+    def censored(below: bool) -> CensoredError:
+        lo, hi = sorted(float(v) for v in axis.inverse(zu[[0, -1]]))
+        return CensoredError(f"nearly every answer was {'yes' if below else 'no'!r}: the population's thresholds "
+                             f"lie beyond the tested levels ({lo:g}-{hi:g}), so its {100 * quantile:g} % point "
+                             f"cannot be estimated")
+
+    # thresholds run off the grid the model integrates over: any number would be the optimiser's, not the data's
+    if not grid[0] <= mu <= grid[-1] or not grid[0] <= q_point <= grid[-1]:
+        raise censored(min(mu, q_point) < grid[0])
+    cov = _covariance(nll, theta)
+    dsigma = sigma - step  # dσ/dθ₁
+    var_mu = cov[0, 0]
+    var_q = cov[0, 0] + 2 * zq * dsigma * cov[0, 1] + (zq * dsigma) ** 2 * cov[1, 1]
+    z_ci = float(special.ndtri(0.5 + opts.ci / 2))
+    methods = []
+
     def interval(point, var):
-        half = Z975 * np.sqrt(max(var, 0.0)) if np.isfinite(var) else np.inf
+        half = z_ci * np.sqrt(max(var, 0.0)) if np.isfinite(var) else np.inf
         lo, hi = axis.inverse(np.array([point - half, point + half]))
         return (float(min(lo, hi)), float(max(lo, hi)))
 
     def profiled(point_z, var, z_of_sd):
         ci = interval(point_z, var)
-        if all(np.isfinite(ci)):
+        if all(np.isfinite(ci)) and dsigma > 0.01 * step:
+            methods.append("delta")
             return ci
         # σ at its lower bound (people agree): the information on log σ vanishes and the delta method has no
         # interval; the profile likelihood still has one
-        lo, hi = axis.inverse(np.array(_profile_interval(nll, theta, z_of_sd, float(res.fun), spread)))
+        methods.append("profile")
+        ends = _profile_interval(nll, theta, z_of_sd, float(res.fun), spread, step, z_ci**2 / 2)
+        # beyond the tested levels with no limit on how far (all yes, or all no): the data only say "beyond"
+        if point_z < zu[0] and np.isinf(ends[0]) or point_z > zu[-1] and np.isinf(ends[1]):
+            raise censored(point_z < zu[0])
+        lo, hi = axis.inverse(np.array(ends))
         return (float(min(lo, hi)), float(max(lo, hi)))
 
     q_ci = profiled(q_point, var_q, zq)
@@ -187,19 +210,21 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         n_participants=n_people,
         n_trials=int(n.sum()),
         converged=bool(res.success),
+        interval_method=methods[0],
     )
 
 
-def _profile_interval(nll, theta, zq: float, best: float, spread: float) -> tuple[float, float]:
-    """Profile-likelihood 95 % interval of q = μ + zq·σ on the fitting axis: the q whose negative log likelihood,
-    minimised over σ, width, lapse and guess with μ = q − zq·σ, lies within χ²₁(0.95)/2 of the best fit."""
-    cut = Z975**2 / 2
+def _profile_interval(nll, theta, zq: float, best: float, spread: float, floor: float,
+                      cut: float) -> tuple[float, float]:
+    """Profile-likelihood interval of q = μ + zq·σ on the fitting axis: the q whose negative log likelihood,
+    minimised over σ, width, lapse and guess with μ = q − zq·σ, lies within ``cut`` (χ²₁(ci)/2) of the best fit;
+    σ = floor + exp(θ₁), as in the fit."""
     rest = np.asarray(theta[1:], dtype=float)
-    q_hat = float(theta[0] + zq * np.exp(theta[1]))
+    q_hat = float(theta[0] + zq * (floor + np.exp(theta[1])))
 
     def excess(q: float) -> float:
         def f(r):
-            return nll(np.concatenate([[q - zq * np.exp(r[0])], r]))
+            return nll(np.concatenate([[q - zq * (floor + np.exp(r[0]))], r]))
 
         r = optimize.minimize(f, rest, method="Nelder-Mead", options={"xatol": 1e-4, "fatol": 1e-5, "maxiter": 800})
         return float(r.fun) - best - cut
@@ -278,6 +303,7 @@ def fit_by_condition(df: pd.DataFrame, options: FitOptions | None = None, *, qua
             "population_q": pop.quantile_level,
             "population_q_ci_low": pop.quantile_ci_95[0],
             "population_q_ci_high": pop.quantile_ci_95[1],
+            "population_q_ci_method": pop.interval_method,
             "population_mu": pop.mu_level,
             "population_sigma": pop.sigma,
             "mean_individual_threshold": pop.mean_individual_threshold,

@@ -76,6 +76,20 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return "n/a" if x is None else f"{x:.{digits}g}"
 
 
+def _population_interval_phrase(results: Mapping[str, Any]) -> str:
+    """Which interval the population quantile got: delta-method, profile-likelihood (σ at its lower bound, where
+    the delta method has none), or each for the conditions that used it."""
+    rows = [r for p in results.get("population") or [] for r in p.get("rows") or []]
+    profile = [str(r["condition"]) for r in rows if r.get("population_q_ci_method") == "profile"]
+    if not profile:
+        return "delta-method interval"
+    if len(profile) == len(rows):
+        return ("profile-likelihood interval (the participants agreed closely: σ sat at its lower bound, where "
+                "the delta method gives none)")
+    return (f"delta-method interval, or a profile-likelihood one where σ sat at its lower bound (the participants "
+            f"agreed closely): {', '.join(profile)}")
+
+
 def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> str:
     """A methods section in prose: design, N, exclusions, and how each analysis was fitted."""
     opts = results.get("options") or {}
@@ -126,7 +140,7 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
             f"Population acceptability (the level at which {q:g} % of users accept) was estimated with a hierarchical "
             f"model: participants' thresholds Normal(μ, σ), a shared width, lapse and guess fixed at the pooled fit's "
             f"values (at least 1 %), each threshold integrated out numerically; the {q:g} % point "
-            f"μ + Φ⁻¹({q / 100:g})·σ has a delta-method 95 % interval.")
+            f"μ + Φ⁻¹({q / 100:g})·σ has a {100 * opts.get('ci', 0.95):g} % {_population_interval_phrase(results)}.")
     ratings = [r for r in results.get("ratings") or [] if r.get("mos")]
     if ratings:
         formulas = [r["mixed_model"]["formula"] for r in ratings if r.get("mixed_model")]

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.population import fit_by_condition, fit_by_participant, fit_population, shift_phrase
+from analysis.population import CensoredError, fit_by_condition, fit_by_participant, fit_population, shift_phrase
 from analysis.psychometric import FitOptions, blocks, fit
 from analysis.sigmoids import Sigmoid
 
@@ -42,6 +42,28 @@ def test_people_who_agree_still_get_an_interval_from_the_profile_likelihood():
     mlo, mhi = r.mu_ci_95
     assert np.isfinite(mlo) and np.isfinite(mhi) and mlo < r.mu_level < mhi
     assert hi - lo < 20.0  # informative: the tested levels span 60
+    assert r.interval_method == "profile"
+    step = 3 * 60.0 / 240  # the threshold grid: one range either side of the levels, 241 nodes
+    assert r.sigma >= step - 1e-9  # the σ reported is one the likelihood could resolve, and used
+    assert fit_population(_population(np.random.default_rng(0), 35.0, 8.0, people=40), OPTS,
+                          individual=False).interval_method == "delta"
+
+
+@pytest.mark.parametrize("accept, said", [(1, "'yes'"), (0, "'no'")])
+def test_answers_all_one_way_leave_the_population_quantile_unestimated(accept, said):
+    df = _population(np.random.default_rng(1), 30.0, 5.0, people=6)
+    df["n_positive"] = df["n_total"] * accept
+    with pytest.raises(CensoredError, match=f"nearly every answer was {said}.*tested levels \\(5-65\\)"):
+        fit_population(df, OPTS, individual=False)
+
+
+def test_the_interval_follows_the_confidence_level_asked_for():
+    df = _population(np.random.default_rng(0), mu=35.0, sd=8.0, people=40)
+    wide = fit_population(df, OPTS, individual=False).quantile_ci_95
+    narrow = fit_population(df, FitOptions(lapse=0.0, guess=0.0, ci=0.8), individual=False).quantile_ci_95
+    assert wide[0] < narrow[0] < narrow[1] < wide[1]
+    ratio = (narrow[1] - narrow[0]) / (wide[1] - wide[0])
+    assert ratio == pytest.approx(1.2816 / 1.96, rel=0.05)  # z(0.90) / z(0.975) on the fitting axis
 
 
 def test_quantile_differs_from_the_mean_of_individual_thresholds_when_people_differ():

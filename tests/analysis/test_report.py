@@ -83,3 +83,19 @@ def test_the_methods_paragraph_names_a_sliders_default_ends():
          "task": {"type": "rating", "scale": {"type": "slider"}}}]}
     text = report.methods_paragraph(spec, {"n": {"participants": 0}})
     assert "0–100 slider" in text and "None" not in text
+
+
+def test_the_methods_paragraph_names_the_population_intervals_method_per_condition(results):
+    rows = results["population"][0]["rows"]
+    assert {r["population_q_ci_method"] for r in rows} <= {"delta", "profile"}
+
+    def with_methods(*methods):
+        pop = [{**results["population"][0], "rows": [{**r, "population_q_ci_method": m}
+                                                      for r, m in zip(rows, methods)]}]
+        return report.methods_paragraph(SPEC, {**results, "population": pop})
+
+    assert "has a 95 % delta-method interval." in with_methods(*["delta"] * len(rows))
+    mixed = with_methods("profile", *["delta"] * (len(rows) - 1))
+    assert f"profile-likelihood one where σ sat at its lower bound (the participants agreed closely): " \
+           f"{rows[0]['condition']}." in mixed
+    assert "95 % profile-likelihood interval" in with_methods(*["profile"] * len(rows))
