@@ -98,13 +98,17 @@ def parse_with_participants(text: str) -> tuple[Data, list[str] | None]:
             n = 1
         pos.append(k)
         tot.append(n)
-        groups.append(row[group_col].strip() if group_col is not None and group_col < len(row) else "")
+        group = row[group_col].strip() if group_col is not None and group_col < len(row) else ""
+        if group_col is not None and not group:
+            # blank cells would all become one pseudo-person (or block), whom the jackknife then leaves out as one
+            raise CurveFileError(f"row {line}, column {header[group_col]}: missing value")
+        groups.append(group)
     if not levels:
         raise CurveFileError("no data rows after the header")
-    if len(set(levels)) < 2:
-        raise CurveFileError("column level: a fit needs at least two distinct levels")
     if sum(tot) == 0:
         raise CurveFileError("column n_total: no trials in the file")
+    if len({lv for lv, n in zip(levels, tot, strict=True) if n > 0}) < 2:
+        raise CurveFileError("column level: a fit needs trials at two or more distinct levels")
     if layout is AGGREGATED:
         return blocks(levels, pos, tot), None
     if group_col is None:

@@ -35,7 +35,10 @@ def test_trial_rows_are_counted_per_level_and_participant_and_other_columns_igno
         ("rate,yes\n1,1\n", "row 1: header"),
         ("", "empty file"),
         ("level,response\n", "no data rows"),
-        ("level,response\n4,1\n4,0\n", "two distinct levels"),
+        ("level,response\n4,1\n4,0\n", "two or more distinct levels"),
+        ("level,n_positive,n_total\n10,3,5\n20,0,0\n", "trials at two or more distinct levels"),
+        ("level,response,participant\n10,1,a\n10,0,\n20,1,b\n", "row 3, column participant: missing value"),
+        ("level,response,block\n10,1,1\n20,0\n", "row 3, column block: missing value"),
     ],
 )
 def test_malformed_files_get_an_error_naming_the_cell(text, message):
