@@ -537,8 +537,15 @@ AFC_SIDE_COLUMNS = ("source", "tokenizer", "strategy", "indicator", "delivery")
 
 
 def _afc_sides(g: pd.DataFrame, compare: str | None, sets: Mapping[str, str]) -> tuple[pd.Series, pd.Series] | None:
-    """The labels of stream A and B per row: the compared factor's levels (``a_f_<factor>`` or the A/B column of
-    the parameter it sets), else the first stimulus column that differs between A and B."""
+    """The labels of stream A and B per row: the compared factor's levels (the design's ``A~B`` value of
+    ``f_<factor>``, A first; or ``a_f_<factor>``, or the A/B column of the parameter it sets), else the first
+    stimulus column that differs between A and B."""
+    column = f"f_{compare}"
+    if compare and column in g.columns:
+        pairs = g[column].astype(str)
+        if pairs.str.contains("~", regex=False).all():
+            ab = pairs.str.split("~", n=1, expand=True)
+            return ab[0], ab[1]
     names = [f"f_{compare}", sets.get(compare, compare)] if compare else []
     names += list(AFC_SIDE_COLUMNS)
     for name in names:

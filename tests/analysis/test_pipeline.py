@@ -202,3 +202,31 @@ def test_a_slider_without_ends_clips_the_mos_interval_at_the_study_files_default
     out = pipeline.run(pd.DataFrame(rows), None, spec=spec, options=FAST)
     (row,) = out["ratings"][0]["mos"]
     assert row["ci_high"] <= 100.0 and row["ci_low"] < row["mos"]
+
+
+def test_a_2afc_block_comparing_rates_is_scaled_from_the_designs_a_b_pairs():
+    # the design writes a compared factor's pair as "A~B" (A first); rates have no a_/b_ label column of their own
+    from test_tidy import Rows, stim, stream
+
+    spec = {"id": "s", "factors": [{"name": "rate", "sets": "rate", "levels": [10, 20, 40]}],
+            "blocks": [{"id": "pairs", "type": "main", "design": {"factorial": ["rate"]},
+                        "task": {"type": "afc", "compare": "rate"}}]}
+    rng = np.random.default_rng(0)
+    rows = Rows()
+    for sid in range(1, 7):
+        rows.session(sid, group="all")
+        for i, (ra, rb) in enumerate([(10, 20), (10, 40), (20, 40)] * 3):
+            chosen = "B" if rng.random() < 0.8 else "A"  # the faster stream, mostly
+            order = "AB" if i % 2 else "BA"
+            sa, sb = stream(500, 1000 / ra, n=20), stream(500, 1000 / rb, n=20)
+            rows.trial(sid, i, "afc", {"response": "a" if order[0] == chosen else "b", "chosen": chosen},
+                       streams=[sa, sb] if order == "AB" else [sb, sa], stimuli=[stim(), stim()], order=order,
+                       condition=f"pairs:rate={ra}~{rb}", block="pairs")
+    trials, _ = rows.build(spec)
+    (entry,) = pipeline.stage_pairwise(pipeline.analysable(trials), spec, pipeline.Options(n_boot=20),
+                                       lambda f: None)
+    assert entry["warnings"] == [] and entry["n_trials"] == 54
+    assert {(p["a"], p["b"]) for p in entry["preferences"]} == {("10", "20"), ("10", "40"), ("20", "40")}
+    jod = {r["condition"]: r["jod"] for r in entry["thurstone"]}
+    assert jod["10"] < jod["20"] < jod["40"]
+    assert entry["pse_jnd"]["metric"] == "tokens_per_s"
