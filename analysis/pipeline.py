@@ -690,6 +690,24 @@ def stage_predictors(df: pd.DataFrame, options: Options, tick: Callable[[float],
     return out
 
 
+def _render_strategy(df: pd.DataFrame) -> pd.Series:
+    """Each trial's render strategy for the fidelity groups: a 2AFC trial has one per stream (``a_``/``b_``),
+    named once when both streams used it and as "A / B" when they differ; "unknown" when none is recorded (a trial
+    must never fall out of the groups while still counted in the totals)."""
+    def column(name: str) -> pd.Series:
+        if name not in df.columns:
+            return pd.Series(None, index=df.index, dtype=object)
+        s = df[name].astype(object)
+        return s.where(s.notna(), None)
+
+    own, a, b = column("strategy"), column("a_strategy"), column("b_strategy")
+    pair = [x if y is None or x == y else (y if x is None else f"{x} / {y}") for x, y in zip(a, b, strict=True)]
+    out = own.where(own.notna(), pd.Series(pair, index=df.index, dtype=object))
+    if "strategy" not in df.columns and out.isna().all():
+        return pd.Series("all", index=df.index)
+    return out.where(out.notna(), "unknown").astype(str)
+
+
 def stage_fidelity(trials: pd.DataFrame, participants: pd.DataFrame | None, options: Options) -> dict:
     """Painted − scheduled p95 per trial, by render strategy and device class, with the trials over the bound."""
     if "fidelity_p95_ms" not in trials.columns:
@@ -702,8 +720,9 @@ def stage_fidelity(trials: pd.DataFrame, participants: pd.DataFrame | None, opti
                 df = df.merge(participants[["participant", col]], on="participant", how="left")
                 break
     device = next((c for c in ("device_class", "device") if c in df.columns), None)
-    df["strategy_"] = df["strategy"].astype(str) if "strategy" in df.columns else "all"
-    df["device_"] = df[device].fillna("unknown").astype(str) if device else "unknown"
+    df["strategy_"] = _render_strategy(df)
+    df["device_"] = df[device].astype(object).where(df[device].notna(), "unknown").astype(str) if device else \
+        "unknown"
     bounds = _numeric(df["fidelity_bound_ms"]).dropna() if "fidelity_bound_ms" in df.columns else pd.Series()
     bound = float(bounds.iloc[0]) if len(bounds) else options.fidelity_bound_ms
     violated = df["p95"] > bound
@@ -713,7 +732,7 @@ def stage_fidelity(trials: pd.DataFrame, participants: pd.DataFrame | None, opti
     df["violated_"] = violated
     groups = []
     edges = np.arange(0, 105, 5.0)
-    for (strategy, dev), g in df.groupby(["strategy_", "device_"], sort=True):
+    for (strategy, dev), g in df.groupby(["strategy_", "device_"], sort=True, dropna=False):
         v = g["p95"].to_numpy(float)
         counts, _ = np.histogram(np.clip(v, edges[0], edges[-1] - 1e-9), bins=edges)
         groups.append({"strategy": strategy, "device": dev, "n": int(len(v)), "median": float(np.median(v)),

@@ -230,3 +230,22 @@ def test_a_2afc_block_comparing_rates_is_scaled_from_the_designs_a_b_pairs():
     jod = {r["condition"]: r["jod"] for r in entry["thurstone"]}
     assert jod["10"] < jod["20"] < jod["40"]
     assert entry["pse_jnd"]["metric"] == "tokens_per_s"
+
+
+def test_2afc_trials_stay_in_the_fidelity_groups_under_their_streams_strategies():
+    from test_tidy import Rows, entries, stim, stream
+
+    rows = Rows()
+    rows.session(1, env={"device": "desktop"})
+    rows.trial(1, 0, "acceptability", {"response": "yes"}, streams=[stream(500, 50)], paint=[entries([5] * 20)])
+    rows.trial(1, 1, "afc", {"response": "a", "chosen": "A"}, streams=[stream(500, 50), stream(500, 80)],
+               stimuli=[stim(), stim("qwen")], order="AB", condition="main:tokenizer=x",
+               paint=[entries([60] * 20), entries([60] * 20)])
+    rows.trial(1, 2, "afc", {"response": "a", "chosen": "A"}, streams=[stream(500, 50), stream(500, 80)],
+               stimuli=[stim(), stim(strategy="smooth")], order="AB", condition="main:strategy=x",
+               paint=[entries([5] * 20), entries([5] * 20)])
+    trials, people = rows.build()
+    res = pipeline.stage_fidelity(trials, people, pipeline.Options())
+    groups = {(g["strategy"], g["device"]): (g["n"], g["violated"]) for g in res["groups"]}
+    assert groups == {("token", "desktop"): (2, 1), ("token / smooth", "desktop"): (1, 0)}
+    assert sum(n for n, _ in groups.values()) == res["n_trials"] == 3 and res["n_violated"] == 1
