@@ -64,6 +64,7 @@ STIMULUS = _cols(
     ("strategy", "string", "", "render strategy: token, batch, word, line, smooth, fade"),
     ("indicator", "string", "", "waiting indicator shown before the first token"),
     ("delivery", "string", "", "delivery mode: prefetch (browser paces) or live (server paces)"),
+    ("rate_unit", "string", "", "what the study's rate counts per second: tokens or chars (a rate factor's unit)"),
     ("ttft_ms", "number", "ms", "time to first token: first content piece after the request start"),
     ("tokens_per_s", "number", "tokens/s", "decode rate: (output tokens - 1) / (e2e - TTFT)"),
     ("chars_per_s", "number", "characters/s", "characters after the first piece / (e2e - TTFT)"),

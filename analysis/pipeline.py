@@ -373,7 +373,10 @@ def _yes_no_sets(df: pd.DataFrame, spec: Mapping | None) -> list[dict]:
         else:
             rho = data[["level", "y"]].corr(method="spearman").iloc[0, 1] if len(data) > 2 else 0.0
             decreasing = bool(rho < 0) if np.isfinite(rho) else False
-        out.append({"block": block, "level_name": name, "unit": UNITS.get(name, ""), "decreasing": decreasing,
+        unit = UNITS.get(name, "")
+        if name == "rate" and "rate_unit" in g.columns and (g["rate_unit"].dropna() == "chars").any():
+            unit = "chars/s"  # the study's rate counts characters (timing rate_unit: chars)
+        out.append({"block": block, "level_name": name, "unit": unit, "decreasing": decreasing,
                     "data": data, "order": _condition_order(g, cond_cols)})
     return out
 

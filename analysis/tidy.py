@@ -119,7 +119,8 @@ class _Metrics:
 
 def _stimulus(stim: Mapping[str, Any], metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     cols = {"source": _source(stim), "tokenizer": stim.get("tokenizer"), "strategy": stim.get("strategy"),
-            "indicator": stim.get("indicator"), "delivery": stim.get("delivery"), **metrics}
+            "indicator": stim.get("indicator"), "delivery": stim.get("delivery"),
+            "rate_unit": (stim.get("timing") or {}).get("rate_unit"), **metrics}
     return {f"{prefix}{k}": v for k, v in cols.items()}
 
 

@@ -249,3 +249,10 @@ def test_2afc_trials_stay_in_the_fidelity_groups_under_their_streams_strategies(
     groups = {(g["strategy"], g["device"]): (g["n"], g["violated"]) for g in res["groups"]}
     assert groups == {("token", "desktop"): (2, 1), ("token / smooth", "desktop"): (1, 0)}
     assert sum(n for n, _ in groups.values()) == res["n_trials"] == 3 and res["n_violated"] == 1
+
+
+def test_a_rate_counted_in_characters_is_labelled_chars_per_s():
+    df, spec = _acceptability(3, "speed", "rate", "rate", (10, 20, 40, 80), 4, 3, lambda r: min(1.0, r / 60))
+    assert pipeline._yes_no_sets(df, spec)[0]["unit"] == "tokens/s"
+    df["rate_unit"] = "chars"
+    assert pipeline._yes_no_sets(df, spec)[0]["unit"] == "chars/s"
