@@ -97,7 +97,8 @@ def andes_qoe(
 
 @dataclass(frozen=True, slots=True)
 class Fluidity:
-    """Etalon deadline accounting of one stream: ``fluidity = 1 − missed / total`` (1.0 with no deadlines)."""
+    """Etalon deadline accounting of one stream: ``fluidity = 1 − missed / total`` (NaN when the stream shows no
+    tokens: with nothing delivered there are no deadlines to meet or miss, and 1.0 would call it perfectly fluid)."""
 
     fluidity: float
     missed: int
@@ -131,7 +132,7 @@ def fluidity_from_times(
         missed += late
         total += late
         slack = 0.0
-    return Fluidity(fluidity=1.0 - missed / total if total else 1.0, missed=missed, total=total)
+    return Fluidity(fluidity=1.0 - missed / total if total else math.nan, missed=missed, total=total)
 
 
 def fluidity_index(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from analysis.qoe import andes_qoe, andes_qoe_from_times, fluidity_from_times, fluidity_index, token_times
@@ -80,3 +82,9 @@ def test_bad_parameters_are_rejected():
         fluidity_from_times([1.0], tbt_deadline_ms=0)
     with pytest.raises(ValueError):
         andes_qoe_from_times([1.0], tds_tokens_per_s=0)
+
+
+def test_a_stream_with_no_visible_tokens_has_no_fluidity_and_no_andes_qoe():
+    f = fluidity_from_times([])
+    assert math.isnan(f.fluidity) and (f.missed, f.total) == (0, 0)
+    assert andes_qoe_from_times([]) is None
