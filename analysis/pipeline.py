@@ -684,12 +684,14 @@ def stage_predictors(df: pd.DataFrame, options: Options, tick: Callable[[float],
             continue
         means = responses.groupby("stimulus")["response"].agg(["mean", "count"])
         points = {}
-        for metric in table["metric"].head(3):
+        for metric in table.loc[table["rank"].notna(), "metric"].head(3):  # the best three that are ranked
             m = metrics.set_index("stimulus")[metric].reindex(means.index)
             points[metric] = [{"stimulus": s, "x": m.loc[s], "y": means.loc[s, "mean"],
                                "n": int(means.loc[s, "count"])} for s in means.index]
+        warnings = [] if points else ["no candidate metric varies across these stimuli, or the answers never vary: "
+                                      "there is nothing to rank"]
         out.append({"kind": name, "response": "share yes" if kind == "binary" else "rating (z within block)",
-                    "table": jsonable(table), "points": jsonable(points), "warnings": []})
+                    "table": jsonable(table), "points": jsonable(points), "warnings": warnings})
     return out
 
 

@@ -205,7 +205,9 @@ def rank_predictors(
             row.update(spearman=math.nan, kendall=math.nan, kendall_p=math.nan, spearman_ci_low=math.nan,
                        spearman_ci_high=math.nan)
         if kind == "binary":
-            if row["n_trials"] and np.ptp(xs) > 0:
+            # answers that never vary leave nothing to predict: an unpenalised intercept would fit them exactly
+            # and show every metric a "gain" over the smoothed null rate
+            if row["n_trials"] and np.ptp(xs) > 0 and np.ptp(y_all[trial_ok]) > 0:
                 x_trial = col.loc[stim_all[trial_ok]].to_numpy(dtype=float)
                 ll, null = heldout_loglik(x_trial, y_all[trial_ok], fold_all[trial_ok])
                 n = row["n_trials"]
@@ -216,12 +218,15 @@ def rank_predictors(
 
     out = pd.DataFrame(rows)
     key = out["loglik_gain"] if kind == "binary" else out["spearman"].abs()
-    out = out.assign(_key=key).sort_values("_key", ascending=False, na_position="last").drop(columns="_key")
-    out.insert(0, "rank", np.arange(1, len(out) + 1))
+    out = out.assign(_key=key).sort_values("_key", ascending=False, na_position="last")
+    # a metric without a defined key (constant over the stimuli, or answers that never vary) is listed, unranked
+    ranked = out["_key"].notna().to_numpy()
+    out.insert(0, "rank", np.where(ranked, np.cumsum(ranked), np.nan))
     cols = ["rank", "metric", "n_stimuli", "n_trials", "spearman", "spearman_ci_low", "spearman_ci_high",
             "kendall", "kendall_p"]
     if kind == "binary":
         cols += ["loglik_per_trial", "null_loglik_per_trial", "loglik_gain"]
     out = out[cols].reset_index(drop=True)
+    out["rank"] = out["rank"].astype("Int64")
     out.attrs["kind"] = kind
     return out

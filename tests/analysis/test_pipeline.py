@@ -99,6 +99,12 @@ def test_predictors_rank_the_rate_above_ttft_for_yes_no_answers(results):
     assert ranks["tokens_per_s"] < ranks["ttft_ms"]
 
 
+def test_rating_streams_that_share_every_metric_are_not_ranked_and_say_so(results):
+    entry = next(p for p in results[0]["predictors"] if p["kind"] == "rating")
+    assert all(r["rank"] is None for r in entry["table"]) and entry["points"] == {}
+    assert "nothing to rank" in entry["warnings"][0]
+
+
 def test_fidelity_uses_the_study_bound_and_lists_the_slow_painter_first(results):
     fid = results[0]["fidelity"]
     assert fid["bound_ms"] == 50.0

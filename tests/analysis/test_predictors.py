@@ -87,3 +87,20 @@ def test_candidate_metrics_of_real_streams():
     assert table.loc["stalled", "stall_total_ms"] == 2000.0
     assert table.loc["stalled", "fluidity_index"] < 1.0
     assert math.isnan(table.loc["single", "tokens_per_s"])
+
+
+def test_a_metric_constant_over_the_stimuli_is_listed_but_not_ranked():
+    metrics = pd.DataFrame({"stimulus": list("abcd"), "ttft_ms": [1500.0] * 4, "tokens_per_s": [10.0, 20, 30, 40]})
+    ratings = pd.DataFrame({"stimulus": list("abcd") * 3, "response": [1, 2, 4, 5] * 3,
+                            "participant": [0] * 4 + [1] * 4 + [2] * 4})
+    table = rank_predictors(metrics, ratings, n_boot=50).set_index("metric")
+    assert table.loc["tokens_per_s", "rank"] == 1
+    assert pd.isna(table.loc["ttft_ms", "rank"]) and np.isnan(table.loc["ttft_ms", "spearman"])
+
+
+def test_yes_no_answers_that_never_vary_give_no_metric_a_gain():
+    metrics = pd.DataFrame({"stimulus": list("abcde"), "ttft_ms": [300, 800, 1500, 2500, 4000.0],
+                            "tokens_per_s": [5, 10, 20, 40, 80.0]})
+    answers = pd.DataFrame([{"stimulus": s, "participant": p, "response": 1} for s in "abcde" for p in range(10)])
+    table = rank_predictors(metrics, answers, n_boot=20)
+    assert table["loglik_gain"].isna().all() and table["rank"].isna().all()
