@@ -596,7 +596,7 @@ def stage_pairwise(df: pd.DataFrame, spec: Mapping | None, options: Options,
         shares = []
         for (ca, cb, stratum), h in data.groupby(["a", "b", "stratum"], sort=True):
             k, n = int(h["y"].sum()), int(len(h))
-            lo, hi = _wilson(k, n)
+            lo, hi = _wilson(k, n, _z(options.ci))
             shares.append({"a": ca, "b": cb, "stratum": stratum, "n": n, "chose_a": k, "share_a": k / n,
                            "ci_low": lo, "ci_high": hi})
         entry["preferences"] = shares
@@ -631,6 +631,13 @@ def stage_pairwise(df: pd.DataFrame, spec: Mapping | None, options: Options,
             break
         out.append(entry)
     return out
+
+
+def _z(ci: float) -> float:
+    """The normal quantile of a two-sided ``ci`` interval (1.96 for 95 %)."""
+    from scipy.special import ndtri
+
+    return float(ndtri(0.5 + ci / 2))
 
 
 def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:

@@ -262,3 +262,12 @@ def test_a_rate_counted_in_characters_is_labelled_chars_per_s():
     assert pipeline._yes_no_sets(df, spec)[0]["unit"] == "tokens/s"
     df["rate_unit"] = "chars"
     assert pipeline._yes_no_sets(df, spec)[0]["unit"] == "chars/s"
+
+
+def test_preference_shares_follow_the_confidence_level_asked_for():
+    trials, people = frames(6)
+    only = trials.loc[trials["trial_type"] == "afc"]
+    wide = pipeline.run(only, people, spec=SPEC, options=FAST)["pairwise"][0]["preferences"][0]
+    narrow = pipeline.run(only, people, spec=SPEC, options=pipeline.Options(
+        n_boot=40, deviance_samples=0, individual_max=0, ci=0.8))["pairwise"][0]["preferences"][0]
+    assert wide["ci_low"] < narrow["ci_low"] < narrow["ci_high"] < wide["ci_high"]
