@@ -650,10 +650,17 @@ def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]
 
 
 def _stimulus_key(g: pd.DataFrame) -> pd.Series:
-    """What counts as one stimulus: the condition id (the same stream for everyone in the synthetic designs)."""
+    """What counts as one stimulus: the condition id (the same stream for everyone in the synthetic designs), and
+    for an adaptive trial also the level it showed: a staircase is one condition whose stream changes from trial
+    to trial, and averaging its metrics over the track would leave one "stimulus" per track."""
     if "condition" in g.columns and g["condition"].notna().all():
-        return g["condition"].astype(str)
-    return g["block"].astype(str) + ":" + condition_label(g) if "block" in g.columns else condition_label(g)
+        key = g["condition"].astype(str)
+    else:
+        key = g["block"].astype(str) + ":" + condition_label(g) if "block" in g.columns else condition_label(g)
+    if "level" in g.columns:
+        level = _numeric(g["level"])
+        key = key.where(level.isna(), key + "@" + level.map(lambda v: f"{v:g}"))
+    return key
 
 
 def stage_predictors(df: pd.DataFrame, options: Options, tick: Callable[[float], None]) -> list[dict]:

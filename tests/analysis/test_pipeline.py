@@ -271,3 +271,20 @@ def test_preference_shares_follow_the_confidence_level_asked_for():
     narrow = pipeline.run(only, people, spec=SPEC, options=pipeline.Options(
         n_boot=40, deviance_samples=0, individual_max=0, ci=0.8))["pairwise"][0]["preferences"][0]
     assert wide["ci_low"] < narrow["ci_low"] < narrow["ci_high"] < wide["ci_high"]
+
+
+def test_adaptive_trials_are_one_stimulus_per_level_shown_not_one_per_track():
+    rng = np.random.default_rng(0)
+    rows = []
+    for p in range(10):
+        for track in ("up", "down"):
+            for _ in range(15):
+                rate = float(rng.choice([5, 8, 12, 18, 27, 40, 60]))
+                rows.append({"participant": p, "block": "acc", "trial_type": "acceptability",
+                             "condition": f"acc:{track}", "level": rate, "tokens_per_s": rate,
+                             "ttft_ms": 500 + rng.normal(0, 300),
+                             "response_value": float(rng.random() < 1 / (1 + np.exp(-(rate - 20) / 3)))})
+    (entry,) = pipeline.stage_predictors(pd.DataFrame(rows), pipeline.Options(n_boot=50), lambda f: None)
+    best = entry["table"][0]
+    assert best["metric"] == "tokens_per_s" and best["n_stimuli"] == 14  # 2 tracks x 7 levels
+    assert best["loglik_gain"] > 0.3 and best["spearman"] > 0.8
