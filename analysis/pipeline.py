@@ -22,8 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-PIPELINE_VERSION = 3  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
-# 3: fits over participants widened to the participant jackknife where that is wider (analysis.clustered)
+PIPELINE_VERSION = 4  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
+# 3: fits over participants widened to the participant jackknife where that is wider (analysis.clustered);
+# 4: population σ as used, censored population points, 2AFC rate pairs, predictors per adaptive level, fidelity
+# groups with 2AFC trials, one-rating raters, unanimous-pair intervals (a data version alone would not rerun these)
 STAGES: tuple[tuple[str, float], ...] = (
     ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
     ("predictors", 10), ("fidelity", 8),
