@@ -6,10 +6,17 @@ redelivered after a worker died takes the lease over, and only the lease holder 
 results and files are stored exactly once. Files live under ``settings.VAR_DIR/analysis/<run id>/``.
 """
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+
+# The reporter beats at every progress write and cancel check (every half second while the pipeline runs); the
+# slowest single step (one population fit of a large condition) takes well under a minute.
+ABANDONED_AFTER = timedelta(minutes=10)
 
 
 class AnalysisRun(models.Model):
@@ -36,6 +43,8 @@ class AnalysisRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="last sign of life of the attempt holding the lease (a running run only)")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -52,6 +61,14 @@ class AnalysisRun(models.Model):
     @property
     def finished(self) -> bool:
         return self.state in self.FINISHED
+
+    def abandoned(self, now=None) -> bool:
+        """Running, but its attempt has shown no sign of life for ``ABANDONED_AFTER``: its process died without a
+        redelivery (an inline run killed, the embedded server restarted, a failure while the database was down)."""
+        if self.state != self.State.RUNNING:
+            return False
+        last = self.heartbeat_at or self.started_at or self.created_at
+        return last is not None and (now or timezone.now()) - last > ABANDONED_AFTER
 
 
 class AnalysisFile(models.Model):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from django.utils import timezone
+
 from analysis import events
 from analysis.models import AnalysisRun
 
@@ -36,7 +38,7 @@ class Reporter:
             return
         self._written = now
         held = AnalysisRun.objects.filter(pk=self.run_id, lease=self.lease, state=AnalysisRun.State.RUNNING).update(
-            stage=stage[:32], percent=percent)
+            stage=stage[:32], percent=percent, heartbeat_at=timezone.now())
         if not held:
             self._stop = True
             return
@@ -48,6 +50,9 @@ class Reporter:
         if self._stop or now - self._checked < self.interval:
             return self._stop
         self._checked = now
+        # a sign of life with every check, so a run whose process died can be told from one that is working
+        AnalysisRun.objects.filter(pk=self.run_id, lease=self.lease, state=AnalysisRun.State.RUNNING).update(
+            heartbeat_at=timezone.now())
         row = AnalysisRun.objects.filter(pk=self.run_id).values("cancel_requested", "lease", "state").first()
         self._stop = row is None or row["cancel_requested"] or row["lease"] != self.lease or (
             row["state"] != AnalysisRun.State.RUNNING)

@@ -20,12 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
 from analysis import events, pipeline
-from analysis.models import AnalysisFile, AnalysisRun
+from analysis.models import ABANDONED_AFTER, AnalysisFile, AnalysisRun
 from pacelab.tasks import enqueue
 from studyapp.models import Answer, Session, Study
 
@@ -77,6 +77,9 @@ def analysis_request(*, study: Study, by=None, force: bool = False, enqueue_task
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()  # one request at a time per study
         runs = AnalysisRun.objects.filter(study=study, data_version=version)
+        for stuck in runs.filter(state=AnalysisRun.State.RUNNING).select_for_update():
+            if stuck.abandoned():  # its process died with no redelivery to come: record that, and start afresh
+                _abandon(stuck, AnalysisRun.State.FAILED)
         existing = runs.filter(state__in=ACTIVE if force else (*ACTIVE, AnalysisRun.State.DONE)).order_by("-id")
         run = existing.first()
         if run is not None:
@@ -93,11 +96,23 @@ def analysis_cancel(*, run: AnalysisRun) -> AnalysisRun:
         row = AnalysisRun.objects.select_for_update().get(pk=run.pk)
         if row.state == AnalysisRun.State.QUEUED:
             row.state, row.finished_at = AnalysisRun.State.CANCELLED, timezone.now()
+        elif row.abandoned():  # nothing is left to read the request: cancel it here
+            _abandon(row, AnalysisRun.State.CANCELLED)
+            return row
         elif row.state == AnalysisRun.State.RUNNING:
             row.cancel_requested = True
         row.save(update_fields=["state", "finished_at", "cancel_requested"])
         events.analysis_progress(row.pk, state=row.state, stage=row.stage, percent=row.percent)
     return row
+
+
+def _abandon(run: AnalysisRun, state: str) -> None:
+    """End a running run whose attempt has died (``AnalysisRun.abandoned``); the caller holds its row lock."""
+    silent = int(ABANDONED_AFTER.total_seconds() // 60)
+    run.state, run.finished_at, run.lease = state, timezone.now(), ""
+    run.error = f"abandoned: its process stopped without finishing (no sign of life for {silent} min)"
+    run.save(update_fields=["state", "finished_at", "lease", "error"])
+    events.analysis_progress(run.pk, state=run.state, stage=run.stage, percent=run.percent)
 
 
 def _test_delay() -> float:
@@ -119,7 +134,9 @@ def _start(run_id: int, lease: str) -> AnalysisRun | None:
             log.warning("analysis run %s: attempt %s was interrupted; starting again", run.pk, run.attempts)
         run.state, run.lease, run.attempts = AnalysisRun.State.RUNNING, lease, run.attempts + 1
         run.stage, run.percent, run.started_at, run.error = "loading", 0.0, timezone.now(), ""
-        run.save(update_fields=["state", "lease", "attempts", "stage", "percent", "started_at", "error"])
+        run.heartbeat_at = run.started_at
+        run.save(update_fields=["state", "lease", "attempts", "stage", "percent", "started_at", "error",
+                                "heartbeat_at"])
         events.analysis_progress(run.pk, state=run.state, stage=run.stage, percent=0.0)
     return run
 
@@ -178,8 +195,11 @@ def write_outputs(*, run: AnalysisRun, results: dict, out: Path, on_figure=None)
 
 
 def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = None,
-                 options: pipeline.Options | None = None) -> AnalysisRun:
-    """Run a queued run (the task body). Idempotent: a run already done, failed or cancelled is returned as is."""
+                 options: pipeline.Options | None = None, retry_db_errors: bool = False) -> AnalysisRun:
+    """Run a queued run (the task body). Idempotent: a run already done, failed or cancelled is returned as is.
+
+    ``retry_db_errors`` (the Celery task): a lost database connection is raised, not recorded as the run's
+    failure, so the task is retried and its next attempt takes the run over."""
     from analysis.progress import Reporter
     from analysis.selectors import study_frame
 
@@ -188,12 +208,13 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
     if run is None:
         return AnalysisRun.objects.get(pk=run_id)
     root = analysis_root()
-    root.mkdir(parents=True, exist_ok=True)
-    for stale in root.glob(f".{run_id}-*"):  # files of attempts that died
-        shutil.rmtree(stale, ignore_errors=True)
     staged = root / f".{run_id}-{lease}"
-    reporter = Reporter(run_id, lease, delay=_test_delay(), echo=echo)
     try:
+        root.mkdir(parents=True, exist_ok=True)
+        for stale in root.glob(f".{run_id}-*"):  # files of attempts that died
+            if stale != staged:
+                shutil.rmtree(stale, ignore_errors=True)
+        reporter = Reporter(run_id, lease, delay=_test_delay(), echo=echo)
         trials, participants = study_frame(run.study)
         def progress(stage: str, percent: float) -> None:  # the pipeline is 95 %, the files the rest
             reporter("figures" if stage == "done" else stage, percent * 0.95)
@@ -207,6 +228,13 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
         if isinstance(exc, KeyboardInterrupt):
             raise
         return out
+    except (OperationalError, InterfaceError):
+        if retry_db_errors:
+            log.warning("analysis run %s: the database went away; the task will be retried", run_id)
+            raise
+        log.exception("analysis run %s failed", run_id)
+        return _finish(run_id, lease, AnalysisRun.State.FAILED, error="the database connection was lost",
+                       staged=staged)
     except Exception as exc:  # noqa: BLE001 - any failure is recorded on the run, with its reason
         log.exception("analysis run %s failed", run_id)
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()

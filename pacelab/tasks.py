@@ -36,17 +36,23 @@ def enqueue(task: Any, *args: Any) -> bool:
 
 
 def requeue_stale(now=None, stale_after: timedelta = STALE_AFTER) -> int:
-    """Enqueue again every job that has stayed queued longer than ``stale_after``; returns how many."""
+    """Enqueue again every job that has stayed queued longer than ``stale_after``, and every analysis run that was
+    abandoned while running; returns how many."""
     from analysis.models import AnalysisRun
     from analysis.tasks import run_analysis
     from playback.models import TraceImportJob
     from playback.tasks import run_import_job
 
-    cutoff = (now or timezone.now()) - stale_after
+    now = now or timezone.now()
+    cutoff = now - stale_after
     n = 0
     for pk in AnalysisRun.objects.filter(state=AnalysisRun.State.QUEUED, created_at__lt=cutoff).values_list(
             "pk", flat=True):
         n += enqueue(run_analysis, pk)
+    # a running run whose attempt died with no redelivery (see AnalysisRun.abandoned): the next attempt takes it over
+    for run in AnalysisRun.objects.filter(state=AnalysisRun.State.RUNNING):
+        if run.abandoned(now):
+            n += enqueue(run_analysis, run.pk)
     for pk in TraceImportJob.objects.filter(state=TraceImportJob.State.QUEUED, created_at__lt=cutoff).values_list(
             "pk", flat=True):
         n += enqueue(run_import_job, pk)
