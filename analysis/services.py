@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
@@ -215,7 +215,12 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
             if stale != staged:
                 shutil.rmtree(stale, ignore_errors=True)
         reporter = Reporter(run_id, lease, delay=_test_delay(), echo=echo)
-        trials, participants = study_frame(run.study)
+        trials, participants, version = _read_data(run.study, study_frame)
+        if version != run.data_version:  # answers came in while it waited: label the run with what it reads
+            superseded = _relabel(run, lease, version)
+            if superseded is not None:
+                return _finish(run_id, lease, AnalysisRun.State.CANCELLED, staged=staged,
+                               error=f"superseded: run {superseded} analyses the same, newer data")
         def progress(stage: str, percent: float) -> None:  # the pipeline is 95 %, the files the rest
             reporter("figures" if stage == "done" else stage, percent * 0.95)
 
@@ -240,6 +245,34 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return _finish(run_id, lease, AnalysisRun.State.FAILED, error=detail, staged=staged)
     return _finish(run_id, lease, AnalysisRun.State.DONE, results=results, staged=staged, files=files)
+
+
+def _read_data(study: Study, study_frame) -> tuple:
+    """The frames and the data version they came from, read from one snapshot (REPEATABLE READ on PostgreSQL;
+    SQLite's read transaction is one already), so the version names exactly the data analysed."""
+    outermost = not transaction.get_connection().in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        version = data_version(study)
+        trials, participants = study_frame(study)
+    return trials, participants, version
+
+
+def _relabel(run: AnalysisRun, lease: str, version: str) -> int | None:
+    """Give the run the data version it actually reads; the id of the active run that already has that version
+    (this one then steps aside), else None."""
+    try:
+        with transaction.atomic():
+            AnalysisRun.objects.filter(pk=run.pk, lease=lease, state=AnalysisRun.State.RUNNING).update(
+                data_version=version)
+    except IntegrityError:
+        other = AnalysisRun.objects.filter(study=run.study_id, data_version=version, state__in=ACTIVE).exclude(
+            pk=run.pk).values_list("pk", flat=True).first()
+        return other if other is not None else -1
+    run.data_version = version
+    return None
 
 
 def _raise_cancelled() -> None:

@@ -164,3 +164,31 @@ def test_manage_analyze_inline_prints_progress_and_the_report_path_then_reuses_t
     call_command("analyze", study.slug, "--inline", stdout=again)
     assert "did not change" in again.getvalue() and str(path) in again.getvalue()
     assert AnalysisRun.objects.filter(study=study).count() == 1
+
+
+def test_a_run_is_labelled_with_the_data_it_read_not_the_data_when_it_was_asked_for(db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path / "var"
+    study = _study(2)
+    run = services.analysis_request(study=study, enqueue_task=False)
+    asked_for = run.data_version
+    session, _ = study_services.session_enter(study=study, panel={"participant": "late"})  # arrives while it waits
+    _answer(session, threshold=30)
+    assert services.data_version(study) != asked_for
+    run = services.analysis_run(run_id=run.pk)
+    assert run.state == AnalysisRun.State.DONE, run.error
+    assert run.data_version == services.data_version(study)
+    assert run.results["exclusions"]["participants_total"] == 3  # the late one is read (if only to be excluded)
+    assert run.data_version[:12] in (services.run_dir(run) / "report.html").read_text()
+    assert services.analysis_request(study=study).pk == run.pk  # the same data: no second analysis
+
+
+def test_a_waiting_run_steps_aside_for_one_already_analysing_its_newer_data(db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path / "var"
+    study = _study(2)
+    old = services.analysis_request(study=study, enqueue_task=False)
+    session, _ = study_services.session_enter(study=study, panel={"participant": "late"})
+    _answer(session, threshold=30)
+    newer = services.analysis_request(study=study, enqueue_task=False)
+    assert newer.pk != old.pk
+    old = services.analysis_run(run_id=old.pk)
+    assert old.state == AnalysisRun.State.CANCELLED and f"run {newer.pk}" in old.error
