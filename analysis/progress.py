@@ -50,10 +50,9 @@ class Reporter:
         if self._stop or now - self._checked < self.interval:
             return self._stop
         self._checked = now
-        # a sign of life with every check, so a run whose process died can be told from one that is working
-        AnalysisRun.objects.filter(pk=self.run_id, lease=self.lease, state=AnalysisRun.State.RUNNING).update(
-            heartbeat_at=timezone.now())
-        row = AnalysisRun.objects.filter(pk=self.run_id).values("cancel_requested", "lease", "state").first()
-        self._stop = row is None or row["cancel_requested"] or row["lease"] != self.lease or (
-            row["state"] != AnalysisRun.State.RUNNING)
+        # one query: a sign of life (so a run whose process died can be told from one that is working) that only
+        # lands while the run is still this attempt's, running and not asked to stop
+        self._stop = not AnalysisRun.objects.filter(
+            pk=self.run_id, lease=self.lease, state=AnalysisRun.State.RUNNING, cancel_requested=False,
+        ).update(heartbeat_at=timezone.now())
         return self._stop

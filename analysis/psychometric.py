@@ -612,15 +612,23 @@ class FitResult:
     _axis: Axis = field(repr=False)
     map_params: dict = field(default_factory=dict, repr=False)
     _loglik: np.ndarray | None = field(default=None, repr=False)
+    _levels_at: dict = field(default_factory=dict, repr=False, compare=False)
 
     def threshold_at(self, p: float, *, of: str = "psi") -> tuple[float, tuple[float, float]]:
         """Level where ψ (``of="psi"``) or the core sigmoid (``of="core"``) reaches ``p``, with its own CI.
 
         The interval marginalises that level over the posterior grid (``interval="posterior"``) or is its
         profile-likelihood interval (``interval="profile"``, see ``fit``), so it is direct, not a bound.
+        Remembered per (p, of): the pipeline, the jackknife and the report ask for the same point.
         """
         if not 0 < p < 1:
             raise ValueError("p must lie strictly between 0 and 1")
+        key = (float(p), of)
+        if key not in self._levels_at:
+            self._levels_at[key] = self._threshold_at(p, of)
+        return self._levels_at[key]
+
+    def _threshold_at(self, p: float, of: str) -> tuple[float, tuple[float, float]]:
         pb, ax, mp = self._pb, self._axes, self._map
         w = ax["w"][:, None, None, None]  # the nuisance axes (W, Λ, Γ, H) of the log likelihood
         lam, gam = ax["lapse"][None, :, None, None], ax["guess"][None, None, :, None]

@@ -328,3 +328,12 @@ def test_the_default_interval_is_the_hybrid_and_unknown_ones_are_refused():
     assert FitOptions().interval == "hybrid"
     with pytest.raises(ValueError, match="unknown interval"):
         FitOptions(interval="bootstrap")
+
+
+def test_a_threshold_at_a_proportion_is_computed_once_per_fit_and_point():
+    # the pipeline, the participant jackknife and the report all ask for the 75 % point of the same fit
+    data = simulate(np.random.default_rng(1), np.linspace(10, 70, 7), 30, m=40.0, w=40.0, guess=0.02, lapse=0.02)
+    r = fit(data, FitOptions(deviance_samples=0))
+    first = r.threshold_at(0.75)
+    assert r.threshold_at(0.75) is first
+    assert r.threshold_at(0.75, of="core") != first and r.threshold_at(0.25)[0] < first[0]
