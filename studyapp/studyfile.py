@@ -312,8 +312,10 @@ def semantic_problems(doc: dict, base_dir: str | Path | None = None) -> list[Pro
             add(f"{bp}.stimulus", f"unknown stimulus {block['stimulus']!r}")
         task = block["task"]
         scale = task.get("scale")
-        if scale and scale["type"] == "slider" and scale_range(scale)[0] >= scale_range(scale)[1]:
-            add(f"{bp}.task.scale", "min must be below max")
+        if scale and scale["type"] == "slider":
+            low, high = scale_range(scale)
+            if low >= high:
+                add(f"{bp}.task.scale", "min must be below max")
         if scale and scale["type"] == "likert" and "labels" in scale and len(scale["labels"]) != scale["points"]:
             add(f"{bp}.task.scale.labels", f"needs one label per point ({scale['points']})")
         for ti, trial in enumerate(block.get("trials") or []):
