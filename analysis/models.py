@@ -40,6 +40,8 @@ class AnalysisRun(models.Model):
     results = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    language = models.CharField(max_length=16, blank=True,
+                                help_text="the requester's language: the HTML report's (blank: LANGUAGE_CODE)")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

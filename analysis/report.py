@@ -61,7 +61,7 @@ def _block(b: Mapping[str, Any]) -> str:
     elif "conditions" in design:
         how = f"{len(design['conditions'])} listed conditions"
     elif b.get("procedure"):
-        how = f"an adaptive {b['procedure'].get('method', '')} procedure"
+        how = _procedure(b["procedure"])
     elif b.get("trials"):
         how = f"{len(b['trials'])} explicit trials"
     else:
@@ -70,6 +70,43 @@ def _block(b: Mapping[str, Any]) -> str:
         how += f", pairing the levels of {task['compare']}"
     reps = int(b.get("repeats", 1))
     return f"{b['id']} ({kind}; {how}{f', each shown {reps} times' if reps > 1 else ''})"
+
+
+_METHODS = {"staircase": "staircase", "questplus": "QUEST+"}
+
+
+def _procedure(proc: Mapping[str, Any]) -> str:
+    """An adaptive block in words: one track inline, or ``tracks:`` interleaved (docs/adaptive.md)."""
+    tracks = proc.get("tracks")
+    if not tracks:
+        return f"an adaptive {_METHODS.get(proc.get('method'), proc.get('method') or '')} procedure".replace("  ", " ")
+    counts: dict[str, int] = {}
+    for t in tracks:
+        name = _METHODS.get(t.get("method") or proc.get("method"), t.get("method") or proc.get("method") or "adaptive")
+        counts[name] = counts.get(name, 0) + 1
+    kinds = _join([f"{n} {name}" for name, n in counts.items()])
+    return f"{len(tracks)} interleaved adaptive track(s): {kinds}"
+
+
+def _order_sentence(cb: Mapping[str, Any], main: Sequence[Mapping[str, Any]]) -> str:
+    """How blocks and trials were ordered, from ``counterbalancing`` and each block's ``order``."""
+    order = str(cb.get("block_order", "fixed")).replace("_", " ")
+    fixed_seed = cb.get("seed") == "fixed"
+    listed = [b for b in main if not b.get("procedure") and not b.get("trials")]
+    shuffled = [b for b in listed if b.get("order", "random") != "fixed"]
+    parts = [f"Block order was {order}"]
+    if shuffled:
+        repeats = (f" with at most {cb['max_repeats']} repeats of a condition in a row" if cb.get("max_repeats")
+                   else "")
+        who = ("in one seeded order shared by all participants" if fixed_seed else "per participant")
+        which = "" if len(shuffled) == len(listed) else f" in {_join([str(b['id']) for b in shuffled])}"
+        parts.append(f"trial order was randomised{which} {who}{repeats}")
+    fixed = [b for b in listed if b.get("order", "random") == "fixed"]
+    if fixed:
+        parts.append(f"trials were shown in the listed order in {_join([str(b['id']) for b in fixed])}")
+    if any((b.get("task") or {}).get("type") == "afc" for b in main):
+        parts.append(f"2AFC presentation order was {cb.get('afc_order', 'balanced')}")
+    return "; ".join(parts) + "."
 
 
 def _fmt(x: Any, digits: int = 3) -> str:
@@ -104,11 +141,7 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
         out.append(f"Factors: {_join([_factor(f) for f in spec['factors']])}.")
     cb = spec.get("counterbalancing") or {}
     if cb:
-        order = cb.get("block_order", "fixed").replace("_", " ")
-        repeats = f" with at most {cb['max_repeats']} repeats of a condition in a row" if cb.get("max_repeats") else ""
-        afc = any((b.get("task") or {}).get("type") == "afc" for b in main)
-        out.append(f"Block order was {order}; trial order was randomised per participant{repeats}"
-                   + (f"; 2AFC presentation order was {cb.get('afc_order', 'balanced')}." if afc else "."))
+        out.append(_order_sentence(cb, main))
     ex = results.get("exclusions") or {}
     rules = ex.get("rules") or []
     n_total, n_ex = ex.get("participants_total", 0), ex.get("participants_excluded", 0)
@@ -140,7 +173,8 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
             f"Population acceptability (the level at which {q:g} % of users accept) was estimated with a hierarchical "
             f"model: participants' thresholds Normal(μ, σ), a shared width, lapse and guess fixed at the pooled fit's "
             f"values (at least 1 %), each threshold integrated out numerically; the {q:g} % point "
-            f"μ + Φ⁻¹({q / 100:g})·σ has a {100 * opts.get('ci', 0.95):g} % {_population_interval_phrase(results)}.")
+            f"{_quantile_formula(results, q / 100)} has a {100 * opts.get('ci', 0.95):g} % "
+            f"{_population_interval_phrase(results)}.")
     ratings = [r for r in results.get("ratings") or [] if r.get("mos")]
     if ratings:
         formulas = [r["mixed_model"]["formula"] for r in ratings if r.get("mixed_model")]
@@ -177,6 +211,18 @@ def render_html(*, spec: Mapping[str, Any], results: Mapping[str, Any], figures:
         "title": _text(spec.get("title")), "study_id": spec.get("id", ""), "results": results, "figures": figures,
         "methods": methods, "run": run or {}, "exclusion_lines": (results.get("exclusions") or {}).get("lines") or [],
     })
+
+
+def _quantile_formula(results: Mapping[str, Any], q: float) -> str:
+    """μ + Φ⁻¹(q)·σ for rising curves; μ − Φ⁻¹(q)·σ where acceptance falls with the level (TTFT), since there the
+    level q of users accept is below the mean threshold."""
+    falling = {bool(p.get("decreasing")) for p in results.get("population") or [] if p.get("rows")}
+    up, down = f"μ + Φ⁻¹({q:g})·σ", f"μ − Φ⁻¹({q:g})·σ"
+    if falling == {True}:
+        return down
+    if falling == {True, False}:
+        return f"{up} ({down} where acceptance falls as the level grows)"
+    return up
 
 
 def _jackknife_phrase(results: Mapping) -> str:

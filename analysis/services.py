@@ -22,9 +22,9 @@ from pathlib import Path
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count, Max
-from django.utils import timezone
+from django.utils import timezone, translation
 
-from analysis import events, pipeline
+from analysis import events, messages, pipeline
 from analysis.models import ABANDONED_AFTER, AnalysisFile, AnalysisRun
 from pacelab.tasks import enqueue
 from studyapp.models import Answer, Session, Study
@@ -65,11 +65,13 @@ def data_version(study: Study) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def analysis_request(*, study: Study, by=None, force: bool = False, enqueue_task: bool = True) -> AnalysisRun:
+def analysis_request(*, study: Study, by=None, force: bool = False, enqueue_task: bool = True,
+                     language: str = "") -> AnalysisRun:
     """The run for the study's current data: a stored or running one, else a new run enqueued on commit.
 
     ``force`` starts a new run even when a finished one exists for this data (a run already under way is
     returned). ``enqueue_task=False`` leaves running it to the caller (``manage.py analyze --inline``).
+    ``language`` is the HTML report's (the requester's); a stored run keeps the language it was made in.
     """
     from analysis.tasks import run_analysis
 
@@ -84,7 +86,7 @@ def analysis_request(*, study: Study, by=None, force: bool = False, enqueue_task
         run = existing.first()
         if run is not None:
             return run
-        run = AnalysisRun.objects.create(study=study, data_version=version, requested_by=by)
+        run = AnalysisRun.objects.create(study=study, data_version=version, requested_by=by, language=language)
         if enqueue_task:
             transaction.on_commit(lambda: enqueue(run_analysis, run.pk))
     return run
@@ -108,9 +110,8 @@ def analysis_cancel(*, run: AnalysisRun) -> AnalysisRun:
 
 def _abandon(run: AnalysisRun, state: str) -> None:
     """End a running run whose attempt has died (``AnalysisRun.abandoned``); the caller holds its row lock."""
-    silent = int(ABANDONED_AFTER.total_seconds() // 60)
     run.state, run.finished_at, run.lease = state, timezone.now(), ""
-    run.error = f"abandoned: its process stopped without finishing (no sign of life for {silent} min)"
+    run.error = messages.abandoned(int(ABANDONED_AFTER.total_seconds() // 60))
     run.save(update_fields=["state", "finished_at", "lease", "error"])
     events.analysis_progress(run.pk, state=run.state, stage=run.stage, percent=run.percent)
 
@@ -189,7 +190,8 @@ def write_outputs(*, run: AnalysisRun, results: dict, out: Path, on_figure=None)
     (out / "methods.txt").write_text(methods + "\n", encoding="utf-8")
     (out / "results.json").write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
     meta = {"id": run.pk, "data_version": run.data_version, "finished_at": timezone.now().isoformat(timespec="seconds")}
-    html = report.render_html(spec=spec, results=results, figures=shown, methods=methods, run=meta)
+    with translation.override(run.language or settings.LANGUAGE_CODE):
+        html = report.render_html(spec=spec, results=results, figures=shown, methods=methods, run=meta)
     (out / "report.html").write_text(html, encoding="utf-8")
     return files + [("methods.txt", "methods"), ("results.json", "table"), ("report.html", "report")]
 
@@ -220,7 +222,7 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
             superseded = _relabel(run, lease, version)
             if superseded is not None:
                 return _finish(run_id, lease, AnalysisRun.State.CANCELLED, staged=staged,
-                               error=f"superseded: run {superseded} analyses the same, newer data")
+                               error=messages.superseded(superseded))
         def progress(stage: str, percent: float) -> None:  # the pipeline is 95 %, the files the rest
             reporter("figures" if stage == "done" else stage, percent * 0.95)
 
@@ -238,7 +240,7 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
             log.warning("analysis run %s: the database went away; the task will be retried", run_id)
             raise
         log.exception("analysis run %s failed", run_id)
-        return _finish(run_id, lease, AnalysisRun.State.FAILED, error="the database connection was lost",
+        return _finish(run_id, lease, AnalysisRun.State.FAILED, error=messages.DATABASE_LOST,
                        staged=staged)
     except Exception as exc:  # noqa: BLE001 - any failure is recorded on the run, with its reason
         log.exception("analysis run %s failed", run_id)
@@ -248,11 +250,13 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
 
 
 def _read_data(study: Study, study_frame) -> tuple:
-    """The frames and the data version they came from, read from one snapshot (REPEATABLE READ on PostgreSQL;
-    SQLite's read transaction is one already), so the version names exactly the data analysed."""
+    """The frames and the data version they came from, read from one snapshot, so the version names exactly the
+    data analysed: one REPEATABLE READ transaction on PostgreSQL, ``_read_optimistic`` elsewhere."""
+    if connection.vendor != "postgresql":
+        return _read_optimistic(study, study_frame)
     outermost = not transaction.get_connection().in_atomic_block
     with transaction.atomic():
-        if outermost and connection.vendor == "postgresql":
+        if outermost:
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         version = data_version(study)
@@ -260,9 +264,27 @@ def _read_data(study: Study, study_frame) -> tuple:
     return trials, participants, version
 
 
+def _read_optimistic(study: Study, study_frame, attempts: int = 5) -> tuple:
+    """Read without a transaction (this project's SQLite transactions are IMMEDIATE: one would hold the write lock
+    for the whole read and stall participants' answers): the version is read before and after the frames, and the
+    read repeated while answers arrive in between. If they never stop, the frames are labelled with the earlier
+    version, so the next request sees newer data and analyses them again."""
+    for _attempt in range(attempts):
+        before = data_version(study)
+        trials, participants = study_frame(study)
+        if data_version(study) == before:
+            break
+    return trials, participants, before
+
+
 def _relabel(run: AnalysisRun, lease: str, version: str) -> int | None:
-    """Give the run the data version it actually reads; the id of the active run that already has that version
-    (this one then steps aside), else None."""
+    """Give the run the data version it actually reads; the id of the active or finished run that already has
+    that version (this one then steps aside: the data would be analysed twice), else None."""
+    done = AnalysisRun.objects.filter(study=run.study_id, data_version=version,
+                                      state=AnalysisRun.State.DONE).exclude(pk=run.pk)
+    other = done.values_list("pk", flat=True).first()
+    if other is not None:
+        return other
     try:
         with transaction.atomic():
             AnalysisRun.objects.filter(pk=run.pk, lease=lease, state=AnalysisRun.State.RUNNING).update(

@@ -33,6 +33,7 @@ urlpatterns = [
     path("<slug:slug>/analysis/cancel/", vr.analysis_cancel, name="analysis_cancel"),
     path("<slug:slug>/analysis/status.json", vr.analysis_status, name="analysis_status"),
     path("<slug:slug>/analysis/file/", vr.analysis_file, name="analysis_file"),
+    path("<slug:slug>/analysis/run/<int:run>/<path:name>", vr.analysis_run_file, name="analysis_run_file"),
     path("<slug:slug>/export.zip", vr.export_zip, name="export"),
     path("<slug:slug>/codebook.csv", vr.codebook_csv, name="codebook"),
 ]

@@ -28,18 +28,19 @@ PREVIEWS_KEY = "dashboard_previews"
 
 def with_study(need: str, methods: tuple[str, ...] = ("GET",)):
     """Log in, then fetch the study through ``access.study_for`` (404 for strangers) before anything else, even
-    the method check: a stranger learns nothing, whatever they send. The view gets the study instead of the slug.
+    the method check: a stranger learns nothing, whatever they send. The view gets the study instead of the slug
+    (and the URL's other parts as keywords).
     """
     allowed = (*methods, "HEAD") if "GET" in methods else methods
 
     def decorate(view):
         @login_required
         @wraps(view)
-        def wrapper(request: HttpRequest, slug: str) -> HttpResponse:
+        def wrapper(request: HttpRequest, slug: str, **path) -> HttpResponse:
             study = access.study_for(request.user, slug, need)
             if request.method not in allowed:
                 return HttpResponseNotAllowed(allowed)
-            return view(request, study)
+            return view(request, study, **path)
 
         return wrapper
 

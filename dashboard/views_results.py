@@ -19,7 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 
-from analysis import exclusions, exporting, services
+from analysis import exclusions, exporting, messages, services
 from analysis.models import AnalysisFile, AnalysisRun
 from analysis.selectors import study_frame
 from dashboard import access
@@ -75,12 +75,16 @@ def analysis_page(request: HttpRequest, study) -> HttpResponse:
         "study": study, "run": run, "status": run_status(run) if run else None,
         "runs": list(study.analysis_runs.all()[:10]), "files": files, "figures": figures, "results": results,
         "numbers": key_numbers(results), "can_run": access.can(study.role, "edit"),
+        "stage_labels": [(key, str(label)) for key, label in messages.STAGE_LABELS.items()],
+        "stage_label": messages.stage_label(run.stage) if run else "",
+        "run_error": messages.error_text(run.error) if run and run.error else "",
         "ws_path": f"/ws/dashboard/{study.slug}/analysis/{run.pk}/" if run else ""})
 
 
 @with_study("edit", ("POST",))
 def analysis_start(request: HttpRequest, study) -> HttpResponse:
-    run = services.analysis_request(study=study, by=request.user, force=request.POST.get("force") == "1")
+    run = services.analysis_request(study=study, by=request.user, force=request.POST.get("force") == "1",
+                                    language=getattr(request, "LANGUAGE_CODE", ""))
     return redirect(reverse("dashboard:analysis", kwargs={"slug": study.slug}) + f"?run={run.pk}")
 
 
@@ -107,8 +111,18 @@ def analysis_status(request: HttpRequest, study) -> JsonResponse:
 @with_study("view")
 def analysis_file(request: HttpRequest, study) -> FileResponse:
     """A file of a finished run (figure, report, results): only names the run recorded, never a path."""
-    run = _run_of(study, request.GET.get("run"))
-    name = request.GET.get("name", "")
+    return _serve_file(request, study, _run_of(study, request.GET.get("run")), request.GET.get("name", ""))
+
+
+@csp_replace({"style-src": [SELF, "'unsafe-inline'"], "script-src": [NONE], "img-src": [SELF, "data:"]})
+@with_study("view")
+def analysis_run_file(request: HttpRequest, study, run: int, name: str) -> FileResponse:
+    """The same files at a path (``run/<id>/report.html``), so the report's relative links to ``figures/...``
+    resolve to this run's figures when it is opened from the dashboard."""
+    return _serve_file(request, study, _run_of(study, run), name)
+
+
+def _serve_file(request: HttpRequest, study, run: AnalysisRun | None, name: str) -> FileResponse:
     if run is None or not AnalysisFile.objects.filter(run=run, name=name).exists():
         raise Http404("no such file")
     path = services.run_dir(run) / name

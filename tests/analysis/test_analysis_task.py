@@ -192,3 +192,34 @@ def test_a_waiting_run_steps_aside_for_one_already_analysing_its_newer_data(db, 
     assert newer.pk != old.pk
     old = services.analysis_run(run_id=old.pk)
     assert old.state == AnalysisRun.State.CANCELLED and f"run {newer.pk}" in old.error
+
+
+def test_a_waiting_run_steps_aside_when_its_newer_data_were_already_analysed(db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path / "var"
+    study = _study(2)
+    old = services.analysis_request(study=study, enqueue_task=False)  # its message is delivered late
+    session, _ = study_services.session_enter(study=study, panel={"participant": "late"})
+    _answer(session, threshold=30)
+    newer = services.analysis_run(run_id=services.analysis_request(study=study, enqueue_task=False).pk)
+    assert newer.state == AnalysisRun.State.DONE, newer.error
+    old = services.analysis_run(run_id=old.pk)
+    assert old.state == AnalysisRun.State.CANCELLED and f"run {newer.pk}" in old.error
+    assert AnalysisRun.objects.filter(study=study, state=AnalysisRun.State.DONE).count() == 1
+
+
+def test_sqlites_read_is_repeated_when_answers_arrive_during_it_and_labelled_with_what_was_read(db):
+    from analysis.selectors import study_frame
+
+    study = _study(2)
+    calls = []
+
+    def frame_while_answers_arrive(s):
+        calls.append(1)
+        if len(calls) == 1:  # an answer lands between the version and the frames of the first read
+            session, _ = study_services.session_enter(study=s, panel={"participant": f"late{len(calls)}"})
+            _answer(session, threshold=30)
+        return study_frame(s)
+
+    _trials, participants, version = services._read_optimistic(study, frame_while_answers_arrive)
+    assert len(calls) == 2 and version == services.data_version(study)
+    assert len(participants) == 3  # the late one is in what was read

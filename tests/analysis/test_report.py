@@ -99,3 +99,37 @@ def test_the_methods_paragraph_names_the_population_intervals_method_per_conditi
     assert f"profile-likelihood one where σ sat at its lower bound (the participants agreed closely): " \
            f"{rows[0]['condition']}." in mixed
     assert "95 % profile-likelihood interval" in with_methods(*["profile"] * len(rows))
+
+
+def _blocks_spec(cb, *blocks):
+    return {"id": "o", "title": "O", "counterbalancing": cb, "blocks": list(blocks)}
+
+
+def test_the_methods_paragraph_says_how_trials_were_ordered_as_the_study_file_set_it():
+    listed = {"id": "rate", "type": "main", "task": {"type": "acceptability"}, "design": {"factorial": ["rate"]}}
+    fixed = {**listed, "id": "tour", "order": "fixed"}
+    shared = report.methods_paragraph(_blocks_spec({"seed": "fixed", "fixed_seed": 3}, listed), {})
+    assert "trial order was randomised in one seeded order shared by all participants" in shared
+    mixed = report.methods_paragraph(_blocks_spec({"max_repeats": 2}, listed, fixed), {})
+    assert "trial order was randomised in rate per participant with at most 2 repeats" in mixed
+    assert "trials were shown in the listed order in tour" in mixed
+    only_fixed = report.methods_paragraph(_blocks_spec({"max_repeats": 2}, fixed), {})
+    assert "randomised" not in only_fixed and "repeats" not in only_fixed
+
+
+def test_the_methods_paragraph_names_interleaved_adaptive_tracks():
+    proc = {"dimension": "tokens_per_s", "tracks": [{"method": "staircase"}, {"method": "staircase"},
+                                                    {"method": "questplus"}]}
+    block = {"id": "stair", "type": "main", "task": {"type": "acceptability"}, "procedure": proc}
+    text = report.methods_paragraph(_blocks_spec({}, block), {})
+    assert "3 interleaved adaptive track(s): 2 staircase and 1 QUEST+" in text
+    one = report.methods_paragraph(_blocks_spec({}, {**block, "procedure": {"method": "questplus"}}), {})
+    assert "an adaptive QUEST+ procedure" in one and "  " not in one
+
+
+def test_the_population_formula_subtracts_for_curves_that_fall_with_the_level(results):
+    rising = report.methods_paragraph(SPEC, results)
+    assert "μ + Φ⁻¹(0.75)·σ" in rising
+    falling = {**results, "population": [{**p, "decreasing": True} for p in results["population"]]}
+    text = report.methods_paragraph(SPEC, falling)
+    assert "μ − Φ⁻¹(0.75)·σ" in text and "μ + Φ⁻¹" not in text

@@ -122,6 +122,7 @@ def test_a_researcher_replays_a_trial_runs_the_analysis_and_downloads_the_export
     page.wait_for_selector("#analysis-progress")
     percents: set[float] = set()
     sources: set[str] = set()
+    stage_texts: set[str] = set()
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         try:
@@ -132,12 +133,21 @@ def test_a_researcher_replays_a_trial_runs_the_analysis_and_downloads_the_export
             percents.update(seen[0])
             if seen[1]:
                 sources.add(seen[1]["source"])
+            try:
+                stage_texts.add(page.locator("#analysis-stage").inner_text(timeout=500))
+            except Exception:  # noqa: BLE001 - reloading
+                pass
         if page.locator("#results").count():
             break
         page.wait_for_timeout(100)
     page.wait_for_selector("#results", timeout=10_000)
     assert len({p for p in percents if 0 < p < 100}) >= 2, percents  # the bar advanced while we watched
     assert "socket" in sources
+    from analysis.messages import STAGE_LABELS
+
+    labels = {str(v) for v in STAGE_LABELS.values()}
+    assert stage_texts & (labels - {"Done"}), stage_texts  # live stages shown by their labels, not their keys
+    assert not stage_texts & {k for k in STAGE_LABELS if k != "done"}, stage_texts
     assert page.locator("#analysis-state").inner_text() in ("Done", "完成")
     assert page.locator("#thresholds tbody tr").count() >= 1
     images = page.locator("#figures img")

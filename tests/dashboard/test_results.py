@@ -17,7 +17,7 @@ from django.urls import reverse
 from journey_driver import run_to_end
 from study_builders import study as build
 
-from analysis import events, pipeline, services
+from analysis import events, messages, pipeline, services
 from analysis.models import AnalysisRun
 from pacelab.asgi import application
 from studyapp import services as study_services
@@ -236,3 +236,72 @@ async def test_the_progress_socket_refuses_strangers_anonymous_and_foreign_runs_
         assert connected, path
         assert await communicator.receive_output(timeout=3) == {"type": "websocket.close", "code": 4404}, path
         await communicator.disconnect()
+
+
+def run_file_url(study, run_id: int, name: str) -> str:
+    return reverse("dashboard:analysis_run_file", kwargs={"slug": study.slug, "run": run_id, "name": name})
+
+
+@pytest.mark.django_db
+def test_the_report_opened_from_the_dashboard_links_to_its_own_figures(done_run, analysed, client_of):
+    alice = client_of("alice")
+    page = alice.get(url(analysed, "analysis", run=done_run.pk)).content.decode()
+    report_url = run_file_url(analysed, done_run.pk, "report.html")
+    assert f'href="{report_url}"' in page
+    report = b"".join(alice.get(report_url).streaming_content).decode()
+    links = re.findall(r'<a href="(figures/[^"]+)"', report)
+    assert links
+    base = report_url.rsplit("/", 1)[0] + "/"
+    for link in links:  # what the browser resolves the report's relative links to
+        response = alice.get(base + link)
+        assert response.status_code == 200, link
+    assert alice.get(run_file_url(analysed, done_run.pk, "../../settings.py")).status_code == 404
+    assert client_of("bob").get(report_url).status_code == 404  # a stranger
+    assert alice.get(run_file_url(analysed, done_run.pk + 999, "report.html")).status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_progress_stage_and_a_runs_error_read_in_the_pages_language(analysed, client_of):
+    alice = client_of("alice")
+    run = start(alice, analysed)
+    AnalysisRun.objects.filter(pk=run.pk).update(stage="psychometric", state=AnalysisRun.State.RUNNING)
+    zh = alice.get(url(analysed, "analysis", run=run.pk), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert '<span id="analysis-stage">心理测量函数</span>' in zh
+    assert 'data-stage-figures="图表与报告"' in zh  # the live updates' labels
+    en = alice.get(url(analysed, "analysis", run=run.pk), HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert '<span id="analysis-stage">Psychometric functions</span>' in en
+    AnalysisRun.objects.filter(pk=run.pk).update(state=AnalysisRun.State.CANCELLED, error=messages.superseded(41))
+    zh = alice.get(url(analysed, "analysis", run=run.pk), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "分析运行 41" in zh and "superseded" not in zh
+
+
+@pytest.mark.django_db
+def test_the_html_report_is_written_in_the_requesters_language(analysed, client_of):
+    alice = client_of("alice")
+    response = alice.post(url(analysed, "analysis_start"), HTTP_ACCEPT_LANGUAGE="zh-hans")
+    run = AnalysisRun.objects.get(pk=int(re.search(r"\?run=(\d+)$", response["Location"]).group(1)))
+    assert run.language == "zh-hans"
+    run = services.analysis_run(run_id=run.pk, options=FAST)
+    html = (services.run_dir(run) / "report.html").read_text()
+    assert '<html lang="zh-hans">' in html and "排除" in html
+    english = services.analysis_run(run_id=services.analysis_request(study=analysed, force=True,
+                                                                     enqueue_task=False).pk, options=FAST)
+    english_html = (services.run_dir(english) / "report.html").read_text()
+    assert '<html lang="en">' in english_html and "排除" not in english_html
+
+
+@pytest.mark.django_db
+def test_the_results_tables_show_strata_and_a_dash_for_unranked_metrics(done_run, analysed, client_of):
+    results = {**done_run.results,
+               "pairwise": [{"block": "b", "preferences": [
+                   {"a": "x", "b": "y", "stratum": "passage=tea", "n": 4, "share_a": 0.5, "ci_low": 0.1,
+                    "ci_high": 0.9},
+                   {"a": "x", "b": "y", "stratum": "passage=subway", "n": 4, "share_a": 0.25, "ci_low": 0.0,
+                    "ci_high": 0.7}]}],
+               "predictors": [{"kind": "rating", "table": [{"metric": "ttft_ms", "rank": None, "spearman": None}]}]}
+    AnalysisRun.objects.filter(pk=done_run.pk).update(results=results)
+    html = client_of("alice").get(url(analysed, "analysis", run=done_run.pk)).content.decode()
+    prefs = re.search(r'<table class="data" id="preferences">.*?</table>', html, re.S).group(0)
+    assert "passage=tea" in prefs and "passage=subway" in prefs
+    predictors = re.search(r'<table class="data" id="predictors">.*?</table>', html, re.S).group(0)
+    assert "None" not in predictors and "—" in predictors

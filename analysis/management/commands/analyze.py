@@ -1,4 +1,5 @@
-"""``manage.py analyze STUDY [--force] [--wait] [--inline]``: run a study's analysis pipeline, with a progress bar.
+"""``manage.py analyze STUDY [--force] [--wait] [--inline] [--language zh-hans]``: run a study's analysis
+pipeline, with a progress bar.
 
 The same service as the dashboard: an unchanged data version returns the stored run. In the embedded mode (or with
 ``--inline``) the pipeline runs in this process; otherwise the run goes to a Celery worker and ``--wait`` follows
@@ -28,6 +29,8 @@ class Command(BaseCommand):
         parser.add_argument("--force", action="store_true", help="analyse again even if the data did not change")
         parser.add_argument("--wait", action="store_true", help="follow a queued run until it finishes")
         parser.add_argument("--inline", action="store_true", help="run in this process instead of on a worker")
+        parser.add_argument("--language", default="", choices=["", *(code for code, _name in settings.LANGUAGES)],
+                            help="the HTML report's language (default: LANGUAGE_CODE)")
 
     def _bar(self, stage: str, percent: float) -> None:
         filled = int(WIDTH * percent / 100)
@@ -50,7 +53,7 @@ class Command(BaseCommand):
             raise CommandError(f"analysis run {run.pk} cancelled")
         raise CommandError(f"analysis run {run.pk} failed: {run.error}")
 
-    def handle(self, *args, study, force, wait, inline, **options):
+    def handle(self, *args, study, force, wait, inline, language="", **options):
         self._last_stage = None
         found = Study.objects.filter(slug=study).first()
         if found is None and study.isdigit():
@@ -58,7 +61,7 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"no study {study!r}")
         inline = inline or settings.CELERY_TASK_ALWAYS_EAGER
-        run = services.analysis_request(study=found, force=force, enqueue_task=not inline)
+        run = services.analysis_request(study=found, force=force, enqueue_task=not inline, language=language)
         if run.state == AnalysisRun.State.DONE:
             self.stdout.write(f"the data did not change since run {run.pk} (use --force to analyse again)")
             return self._finished(run)

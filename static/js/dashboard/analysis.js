@@ -12,6 +12,11 @@ export function startProgress(root) {
     queued: root.dataset.textQueued, running: root.dataset.textRunning, done: root.dataset.textDone,
     failed: root.dataset.textFailed, cancelled: root.dataset.textCancelled,
   };
+  // stage names arrive as keys ("psychometric"); the page carries their translations as data-stage-<key>
+  const stageLabel = (stage) => {
+    if (!stage) return "—";
+    return root.dataset[`stage${stage.charAt(0).toUpperCase()}${stage.slice(1)}`] || stage;
+  };
   const state = { ws: null, percents: [], stages: [], messages: 0, polls: 0, finished: false, socketStopped: false,
     backoff: BACKOFF_MIN_MS, poller: null, last: null };
   window.__analysis = state; // for tests and the curious
@@ -24,7 +29,7 @@ export function startProgress(root) {
     if (msg.stage && !state.stages.includes(msg.stage)) state.stages.push(msg.stage);
     document.getElementById("analysis-bar").value = percent;
     document.getElementById("analysis-percent").textContent = String(percent);
-    document.getElementById("analysis-stage").textContent = msg.stage || "—";
+    document.getElementById("analysis-stage").textContent = stageLabel(msg.stage);
     const badge = document.getElementById("analysis-state");
     badge.textContent = texts[msg.state] || msg.state;
     badge.className = `state state-${msg.state}`;
