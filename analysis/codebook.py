@@ -9,9 +9,9 @@ is an error, never a silent gap. No Django import.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -94,7 +94,8 @@ RESPONSE = _cols(
     ("comment", "string", "", "the participant's comment on the trial, if any"),
     ("plays", "integer", "count", "how many times the trial was shown (1 unless interrupted)"),
     ("interrupted", "integer", "count", "interruptions: reloads/reconnects that restarted the trial"),
-    ("tab_hidden", "boolean", "", "the page was hidden (tab switched) during the answered showing"),
+    ("tab_hidden", "boolean", "",
+     "the page was hidden (tab switched) during the answered showing; empty when no paint log arrived"),
     ("answered_at", "datetime", "UTC", "when the answer was stored"),
 )
 
@@ -149,8 +150,46 @@ PARTICIPANT_FIXED: dict[str, Column] = {c.name: c for c in PARTICIPANT}
 _STIMULUS = {c.name: c for c in STIMULUS}
 
 
-def describe(name: str, table: Table = "trials") -> Column:
-    """The codebook entry of a column; ``KeyError`` naming the column when it has none."""
+# the unit of a parameter a factor sets (``sets: ttft_ms`` or every level's ``set: {ttft_ms: ...}``)
+PARAMETER_UNITS = {"ttft_ms": "ms", "stall_ms": "ms", "ramp_ms": "ms", "stall_rate_per_s": "1/s", "jitter_cv": "ratio",
+                   "stall_cv": "ratio", "ramp_start_fraction": "ratio", "burst_size": "tokens", "max_chars": "chars"}
+
+
+def _rate_units(node: Any) -> set[str]:
+    """Every ``rate_unit`` the study file names, anywhere."""
+    if isinstance(node, Mapping):
+        found = {str(node["rate_unit"])} if "rate_unit" in node else set()
+        return found.union(*(_rate_units(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_rate_units(v) for v in node))
+    return set()
+
+
+def factor_units(spec: Mapping[str, Any] | None) -> dict[str, str]:
+    """Each factor's unit, from the one parameter its levels set (``rate`` in the study's rate unit per second;
+    blank when the levels set several parameters or a text)."""
+    out: dict[str, str] = {}
+    rate_units = _rate_units(spec or {}) or {"tokens"}
+    for f in (spec or {}).get("factors") or []:
+        params = set()
+        for level in f.get("levels") or []:
+            if isinstance(level, Mapping):
+                params |= set((level.get("set") or {}).keys())
+            elif f.get("sets"):
+                params.add(f["sets"])
+        if len(params) != 1:
+            continue
+        (param,) = params
+        if param == "rate":
+            out[f["name"]] = f"{next(iter(rate_units))}/s" if len(rate_units) == 1 else "see rate_unit"
+        elif param in PARAMETER_UNITS:
+            out[f["name"]] = PARAMETER_UNITS[param]
+    return out
+
+
+def describe(name: str, table: Table = "trials", units: Mapping[str, str] | None = None) -> Column:
+    """The codebook entry of a column; ``KeyError`` naming the column when it has none. ``units``: the factors'
+    units (``factor_units``)."""
     if table == "participants":
         if name in PARTICIPANT_FIXED:
             return PARTICIPANT_FIXED[name]
@@ -159,8 +198,9 @@ def describe(name: str, table: Table = "trials") -> Column:
         return TRIAL_FIXED[name]
     if name.startswith(FACTOR_PREFIX) and len(name) > len(FACTOR_PREFIX):
         factor = name[len(FACTOR_PREFIX):]
-        return Column(name, "string", "", f"level label of factor `{factor}` in this trial's condition "
-                                          "(between-subjects factors: the participant's group)")
+        return Column(name, "string", (units or {}).get(factor, ""),
+                      f"level label of factor `{factor}` in this trial's condition "
+                      "(between-subjects factors: the participant's group)")
     for side in SIDES:
         base = name[len(side):]
         if name.startswith(side) and base in _STIMULUS:
@@ -169,10 +209,13 @@ def describe(name: str, table: Table = "trials") -> Column:
     raise KeyError(f"no codebook entry for trials column {name!r}")
 
 
-def codebook(columns: Iterable[str] | pd.DataFrame, table: Table = "trials") -> pd.DataFrame:
-    """One row per column (in order): column, type, unit, description. ``KeyError`` on an undocumented column."""
+def codebook(columns: Iterable[str] | pd.DataFrame, table: Table = "trials",
+             spec: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """One row per column (in order): column, type, unit, description. ``KeyError`` on an undocumented column.
+    ``spec`` (the study file) gives factor columns their units."""
     names = list(columns.columns if isinstance(columns, pd.DataFrame) else columns)
-    rows = [describe(n, table) for n in names]
+    units = factor_units(spec)
+    rows = [describe(n, table, units) for n in names]
     return pd.DataFrame({"column": [c.name for c in rows], "type": [c.type for c in rows],
                          "unit": [c.unit for c in rows], "description": [c.description for c in rows]})
 

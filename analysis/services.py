@@ -249,6 +249,15 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
     return _finish(run_id, lease, AnalysisRun.State.DONE, results=results, staged=staged, files=files)
 
 
+def read_frames(study: Study) -> tuple:
+    """(trials, participants) of a study from one snapshot, for exports: a torn read would pair, say, an answer
+    with no answer time, or a stale session state with newer answers."""
+    from analysis.selectors import study_frame
+
+    trials, participants, _version = _read_data(study, study_frame)
+    return trials, participants
+
+
 def _read_data(study: Study, study_frame) -> tuple:
     """The frames and the data version they came from, read from one snapshot, so the version names exactly the
     data analysed: one REPEATABLE READ transaction on PostgreSQL, ``_read_optimistic`` elsewhere."""

@@ -139,7 +139,8 @@ def response_value(kind: str, value: Mapping[str, Any]) -> float | None:
 
 def _fidelity(entries: list[Mapping[str, Any]], bound_ms: float) -> dict[str, Any]:
     f = fidelity.summarize(entries, bound_ms=bound_ms).as_dict()
-    return {"tab_hidden": any(bool(e.get("hidden")) for e in entries), "fidelity_frames": f["frames"],
+    hidden = any(bool(e.get("hidden")) for e in entries) if entries else None  # no paint log: not known
+    return {"tab_hidden": hidden, "fidelity_frames": f["frames"],
             "fidelity_p50_ms": f["p50_ms"], "fidelity_p95_ms": f["p95_ms"], "fidelity_max_ms": f["max_ms"],
             "fidelity_dropped_frames": f["dropped_frames"], "fidelity_bound_ms": bound_ms,
             "fidelity_violated": f["flagged"] if f["visible_frames"] else None}
@@ -155,8 +156,11 @@ def _failed_attention(rows: StudyRows, session_of: Mapping[Any, Any]) -> set[Any
 
 
 def _column_order(spec: Mapping[str, Any], factor_cols: set[str], adaptive: bool) -> list[str]:
+    """The study file fixes the schema: every factor's column, and the adaptive columns when any block is adaptive,
+    whether or not an answered trial uses them yet (a pilot's export has the final study's columns)."""
     known = [f"{codebook.FACTOR_PREFIX}{f['name']}" for f in spec.get("factors") or []]
-    factors = [c for c in known if c in factor_cols] + sorted(factor_cols - set(known))
+    factors = known + sorted(factor_cols - set(known))
+    adaptive = adaptive or any(b.get("procedure") for b in spec.get("blocks") or [])
     stim = list(codebook.stimulus_names())
     return [*(c.name for c in codebook.IDENTITY), *factors, *((c.name for c in codebook.ADAPTIVE) if adaptive else ()),
             *stim, *(f"a_{c}" for c in stim), *(f"b_{c}" for c in stim), *(c.name for c in codebook.PAIR),

@@ -21,7 +21,6 @@ from django.views.decorators.cache import never_cache
 
 from analysis import exclusions, exporting, messages, services
 from analysis.models import AnalysisFile, AnalysisRun
-from analysis.selectors import study_frame
 from dashboard import access
 from dashboard.selectors_participants import parse_id
 from dashboard.views import with_study
@@ -138,7 +137,7 @@ def _serve_file(request: HttpRequest, study, run: AnalysisRun | None, name: str)
 
 
 def _frames(study):
-    trials, participants = study_frame(study)
+    trials, participants = services.read_frames(study)
     return trials, participants, exclusions.rules_of(study.spec)
 
 
@@ -148,7 +147,7 @@ def export_zip(request: HttpRequest, study) -> HttpResponse:
     """The tidy export (trials, participants, codebook, exclusion report) as a zip, made now from the database."""
     trials, participants, rules = _frames(study)
     data = exporting.archive(trials, participants, rules, include_excluded=request.GET.get("include_excluded") == "1",
-                             title=study.slug)
+                             title=study.slug, spec=study.spec)
     response = HttpResponse(data, content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-export.zip"'
     return response
@@ -159,7 +158,7 @@ def export_zip(request: HttpRequest, study) -> HttpResponse:
 def codebook_csv(request: HttpRequest, study) -> HttpResponse:
     """Every column of both tables with its type, unit and meaning."""
     trials, participants, _rules = _frames(study)
-    book = exporting.codebook_frame(trials, participants)
+    book = exporting.codebook_frame(trials, participants, study.spec)
     response = HttpResponse(book.to_csv(index=False), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-codebook.csv"'
     return response

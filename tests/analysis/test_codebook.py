@@ -93,3 +93,36 @@ def test_an_unknown_format_is_refused():
     assert exporting.parse_formats("parquet, CSV") == ("parquet", "csv")
     with pytest.raises(ValueError, match="xlsx"):
         exporting.parse_formats("csv,xlsx")
+
+
+def test_factor_columns_carry_the_unit_of_the_parameter_they_set():
+    spec = {"factors": [{"name": "rate", "sets": "rate", "levels": [10, 20]},
+                        {"name": "ttft", "levels": [{"label": "fast", "set": {"ttft_ms": 300}},
+                                                    {"label": "slow", "set": {"ttft_ms": 2000}}]},
+                        {"name": "passage", "levels": [{"label": "tea", "set": {"text": "a", "seed": 4}}]}]}
+    book = codebook.codebook(["f_rate", "f_ttft", "f_passage"], "trials", spec).set_index("column")
+    assert list(book["unit"]) == ["tokens/s", "ms", ""]
+    chars = {**spec, "stimuli": {"s": {"rate_unit": "chars"}}}
+    assert codebook.factor_units(chars)["rate"] == "chars/s"
+
+
+def test_the_csv_files_do_not_hand_spreadsheets_a_formula(tables, tmp_path):
+    frame, people = tables
+    frame = frame.copy()
+    frame["comment"] = ["=cmd|' /C calc'!A0", "+1+2", "-3", "@SUM(A1)", "- slow start", "fine"]
+    people = people.copy()
+    people["panel_pid"] = ['=HYPERLINK("http://evil.example","pay")']
+    report = exporting.exclusions.apply(frame, [], participants=people)[1]
+    exporting.write(tmp_path, frame, people, report)
+    csv_comments = pd.read_csv(tmp_path / "trials.csv", keep_default_na=False)["comment"].astype(str).tolist()
+    assert csv_comments == ["'=cmd|' /C calc'!A0", "'+1+2", "-3", "'@SUM(A1)", "'- slow start", "fine"]
+    assert pd.read_csv(tmp_path / "participants.csv")["panel_pid"][0].startswith("'=")
+    assert exporting.read_parquet(tmp_path / "trials.parquet")["comment"][0] == "=cmd|' /C calc'!A0"  # as typed
+
+
+def test_an_export_removes_the_trials_file_of_a_format_it_was_not_asked_for(tables, tmp_path):
+    frame, people = tables
+    report = exporting.exclusions.apply(frame, [], participants=people)[1]
+    exporting.write(tmp_path, frame, people, report, formats=("csv", "parquet"))
+    written = exporting.write(tmp_path, frame.iloc[:2], people, report, formats=("csv",))
+    assert not (tmp_path / "trials.parquet").exists() and tmp_path / "trials.csv" in written

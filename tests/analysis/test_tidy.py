@@ -252,3 +252,22 @@ def test_condition_ids_parse_into_levels():
     assert tidy.condition_levels("practice:slow") == {} and tidy.condition_levels("") == {}
     assert tidy.parse_levels("x=a,b,y=c") == {"x": "a,b", "y": "c"}
     assert math.isclose(tidy.fidelity_bound({"exclusions": [{"rule": "incomplete"}]}), 33.4)
+
+
+def test_the_study_file_fixes_the_columns_before_any_trial_names_them(rows):
+    rows.trial(1, 0, "rating", {"response": 4}, streams=[stream(500, 100)], condition="main:c1")
+    adaptive = {**SPEC, "blocks": [*SPEC["blocks"], {"id": "stair", "type": "main", "procedure": {"tracks": []}}]}
+    frame, _ = rows.build(adaptive)
+    assert [c for c in frame.columns if c.startswith("f_")] == ["f_rate", "f_delivery", "f_tokenizer"]
+    assert {"level", "track", "dimension", "catch"} <= set(frame.columns)  # a pilot has the final schema
+    empty, _ = Rows().build(adaptive)
+    assert list(empty.columns) == list(frame.columns)
+
+
+def test_tab_hidden_is_unknown_without_a_paint_log(rows):
+    rows.trial(1, 0, "rating", {"response": 4}, streams=[stream(500, 100)])
+    rows.trial(1, 1, "rating", {"response": 4}, streams=[stream(500, 100)], paint=[entries([0, 0], hidden={1})])
+    rows.trial(1, 2, "rating", {"response": 4}, streams=[stream(500, 100)], paint=[entries([0, 0])])
+    frame, _ = rows.build()
+    assert pd.isna(one(frame, 0)["tab_hidden"]) and one(frame, 1)["tab_hidden"] == True  # noqa: E712
+    assert one(frame, 2)["tab_hidden"] == False  # noqa: E712
