@@ -1,7 +1,7 @@
 """manage.py export STUDY [--out DIR] [--format csv,parquet] [--include-excluded]: write a study's tidy data.
 
-A thin shell: ``analysis.services.read_frames`` reads (one snapshot), ``analysis.exporting.export`` applies the study file's
-exclusion rules and writes; this command prints the files written and the exclusion report.
+A thin shell: ``analysis.services.read_frames`` reads (one snapshot), ``analysis.exporting.export`` applies the
+study file's exclusion rules and writes; this command prints the files written and the exclusion report.
 """
 
 from pathlib import Path
