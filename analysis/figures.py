@@ -144,12 +144,12 @@ def predictors(entry: Mapping[str, Any]):
 
 
 def fidelity(report: Mapping[str, Any]):
-    """Histograms of per-trial p95 lateness (painted − scheduled), per strategy and device class."""
+    """Histograms of per-trial p95 lateness (painted − scheduled), per strategy, device class and browser."""
     groups = report["groups"]
     fig, ax = plt.subplots(figsize=(6, 3.2))
     edges = np.asarray(groups[0]["hist_edges"]) if groups else np.arange(0, 105, 5.0)
     for g in groups:
-        ax.stairs(g["hist_counts"], edges, label=f"{g['strategy']} / {g['device']} (n={g['n']})")
+        ax.stairs(g["hist_counts"], edges, label=f"{g['strategy']} / {g['device']} / {g.get('browser', 'unknown')} (n={g['n']})")
     ax.axvline(report["bound_ms"], color="red", linestyle="--", linewidth=1, label=f"bound {report['bound_ms']:g} ms")
     ax.set_xlabel("p95 lateness per trial (ms; last bin: 100 ms or more)")
     ax.set_ylabel("trials")

@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -85,18 +85,19 @@ def comparisons_from_frame(
     part_names = tuple(pd.unique(parts))
     pindex = {p: i for i, p in enumerate(part_names)}
     counts = np.zeros((len(part_names), len(conditions), len(conditions)))
-    for row, (ca, cb, w, p) in enumerate(zip(df[a].astype(str), df[b].astype(str), df[winner], parts)):
+    rows = zip(df[a].astype(str), df[b].astype(str), df[a], df[b], df[winner], parts)
+    for row, (ca, cb, raw_a, raw_b, w, p) in enumerate(rows):
         if ca not in index or cb not in index:
             raise PairwiseError(f"row {row}: condition {ca!r} or {cb!r} is not in {conditions}")
         if ca == cb:
             raise PairwiseError(f"row {row}: a condition compared with itself ({ca!r})")
         i, j, k = index[ca], index[cb], pindex[p]
-        if w is None or (isinstance(w, float) and math.isnan(w)) or str(w) == "tie":
+        if _missing(w) or str(w) == "tie":
             counts[k, i, j] += 0.5
             counts[k, j, i] += 0.5
-        elif str(w) == ca:
+        elif str(w) == ca or _same(w, raw_a):  # numeric labels: a missing winner turns 10 into 10.0
             counts[k, i, j] += 1
-        elif str(w) == cb:
+        elif str(w) == cb or _same(w, raw_b):
             counts[k, j, i] += 1
         else:
             raise PairwiseError(f"row {row}: winner {w!r} is neither {ca!r} nor {cb!r}")
@@ -244,16 +245,32 @@ def thurstone_scale(counts: np.ndarray, *, prior: bool = True, start: np.ndarray
 # --- Bradley–Terry -------------------------------------------------------------------------------------------
 
 
+def _missing(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # a list or array is not a missing scalar
+        return False
+
+
+def _same(winner: Any, label: Any) -> bool:
+    """The winner names this condition as a number would (``10.0`` for ``10``)."""
+    try:
+        return float(winner) == float(label)
+    except (TypeError, ValueError):
+        return False
+
+
 def bradley_terry_scale(counts: np.ndarray, *, alpha: float = 0.1) -> np.ndarray:
     """Bradley–Terry scores from ``choix`` in 75 %-preference units (log-strength / ln 3), first condition = 0.
 
     ``alpha`` is choix's regularisation (a pseudo-comparison rate between every pair); it keeps unanimous
-    pairs finite. With ``alpha=0`` they diverge, as any maximum-likelihood fit does.
+    pairs finite. With ``alpha=0`` they diverge, as any maximum-likelihood fit does. A disconnected design is an
+    error whatever ``alpha``: the pseudo-comparisons would tie never-compared groups into one scale on no data.
     """
     import choix
 
     c = _check_matrix(counts)
-    if alpha <= 0 and not is_connected(c):
+    if not is_connected(c):
         raise PairwiseError("the comparison graph is disconnected: some conditions share no chain of comparisons")
     theta = choix.ilsr_pairwise_dense(c, alpha=alpha, max_iter=500, tol=1e-10)
     return (theta - theta[0]) / LN3
@@ -329,7 +346,7 @@ def scale(
     if n_boot > 0:
         rng = np.random.default_rng(seed)
         for boot in bootstrap_counts(data, n_boot, rng):
-            if method == "thurstone" and not is_connected(boot):
+            if not is_connected(boot):
                 continue
             reps.append(_fit(boot, method, start=est, **fit_kw))
     reps_arr = np.array(reps) if reps else np.full((0, len(names)), np.nan)
@@ -391,6 +408,21 @@ def _logistic_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, ridge: float = 1e
     return float(b[0]), float(b[1])
 
 
+def _check_overlap(x: np.ndarray, y: np.ndarray) -> None:
+    """A logistic fit needs the two answers to overlap in level: if every answer is the same, or the levels split
+    them perfectly (complete or quasi-complete separation), the slope has no finite estimate and a fit would report
+    whatever its iteration cap left, with an interval far too narrow. Say what the data do show instead."""
+    chosen, not_chosen = x[y == 1], x[y == 0]
+    if not len(chosen) or not len(not_chosen):
+        raise PairwiseError(f"pse_jnd: every answer is {'1' if len(chosen) else '0'}: the PSE lies outside the "
+                            f"levels tested ({x.min():g} to {x.max():g}) and cannot be estimated")
+    for above, below in ((chosen, not_chosen), (not_chosen, chosen)):
+        if below.max() <= above.min():
+            raise PairwiseError(f"pse_jnd: the levels split the answers perfectly: the PSE lies between "
+                                f"{below.max():g} and {above.min():g} and the JND is below the level spacing; "
+                                f"neither has a finite estimate")
+
+
 def pse_jnd(
     df: pd.DataFrame,
     *,
@@ -417,6 +449,7 @@ def pse_jnd(
         raise PairwiseError("pse_jnd: responses must be 0 or 1")
     if np.unique(x).size < 2:
         raise PairwiseError("pse_jnd: need at least two test levels")
+    _check_overlap(x, y)
     centre, spread = float(x.mean()), float(x.std()) or 1.0
     z = (x - centre) / spread
 

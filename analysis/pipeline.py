@@ -22,10 +22,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-PIPELINE_VERSION = 4  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
+PIPELINE_VERSION = 5  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
 # 3: fits over participants widened to the participant jackknife where that is wider (analysis.clustered);
 # 4: population σ as used, censored population points, 2AFC rate pairs, predictors per adaptive level, fidelity
-# groups with 2AFC trials, one-rating raters, unanimous-pair intervals (a data version alone would not rerun these)
+# groups with 2AFC trials, one-rating raters, unanimous-pair intervals (a data version alone would not rerun these);
+# 5: fidelity groups by browser engine, no Bradley–Terry scale across a disconnected design, no PSE/JND fitted to
+# perfectly separated answers
 STAGES: tuple[tuple[str, float], ...] = (
     ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
     ("predictors", 10), ("fidelity", 8),
@@ -729,21 +731,30 @@ def _render_strategy(df: pd.DataFrame) -> pd.Series:
     return out.where(out.notna(), "unknown").astype(str)
 
 
+def _known(df: pd.DataFrame, col: str | None) -> pd.Series | str:
+    """The column as text with "unknown" for a missing value (or "unknown" throughout without the column)."""
+    if col is None:
+        return "unknown"
+    return df[col].astype(object).where(df[col].notna(), "unknown").astype(str)
+
+
 def stage_fidelity(trials: pd.DataFrame, participants: pd.DataFrame | None, options: Options) -> dict:
-    """Painted − scheduled p95 per trial, by render strategy and device class, with the trials over the bound."""
+    """Painted − scheduled p95 per trial, by render strategy, device class and browser engine (engines differ most
+    in paint timing), with the trials over the bound."""
     if "fidelity_p95_ms" not in trials.columns:
         return {"available": False}
     df = trials.loc[_numeric(trials["fidelity_p95_ms"]).notna()].copy()
     df["p95"] = _numeric(df["fidelity_p95_ms"])
-    if "device" not in df.columns and "device_class" not in df.columns and participants is not None:
-        for col in ("device", "device_class"):
-            if col in participants.columns and "participant" in participants.columns:
-                df = df.merge(participants[["participant", col]], on="participant", how="left")
-                break
+    if participants is not None and "participant" in participants.columns:
+        wanted = [] if "device" in df.columns or "device_class" in df.columns else \
+            [c for c in ("device", "device_class") if c in participants.columns][:1]
+        wanted += ["browser"] if "browser" in participants.columns and "browser" not in df.columns else []
+        if wanted:
+            df = df.merge(participants[["participant", *wanted]], on="participant", how="left")
     device = next((c for c in ("device_class", "device") if c in df.columns), None)
     df["strategy_"] = _render_strategy(df)
-    df["device_"] = df[device].astype(object).where(df[device].notna(), "unknown").astype(str) if device else \
-        "unknown"
+    df["device_"] = _known(df, device)
+    df["browser_"] = _known(df, "browser" if "browser" in df.columns else None)
     bounds = _numeric(df["fidelity_bound_ms"]).dropna() if "fidelity_bound_ms" in df.columns else pd.Series()
     bound = float(bounds.iloc[0]) if len(bounds) else options.fidelity_bound_ms
     violated = df["p95"] > bound
@@ -753,15 +764,17 @@ def stage_fidelity(trials: pd.DataFrame, participants: pd.DataFrame | None, opti
     df["violated_"] = violated
     groups = []
     edges = np.arange(0, 105, 5.0)
-    for (strategy, dev), g in df.groupby(["strategy_", "device_"], sort=True, dropna=False):
+    for (strategy, dev, browser), g in df.groupby(["strategy_", "device_", "browser_"], sort=True, dropna=False):
         v = g["p95"].to_numpy(float)
         counts, _ = np.histogram(np.clip(v, edges[0], edges[-1] - 1e-9), bins=edges)
-        groups.append({"strategy": strategy, "device": dev, "n": int(len(v)), "median": float(np.median(v)),
+        groups.append({"strategy": strategy, "device": dev, "browser": browser, "n": int(len(v)),
+                       "median": float(np.median(v)),
                        "p95": float(np.percentile(v, 95)), "max": float(v.max()),
                        "violated": int(g["violated_"].sum()), "share_violated": float(g["violated_"].mean()),
                        "hist_edges": edges.tolist(), "hist_counts": counts.tolist(),
                        "values": v[:MAX_VALUES].tolist()})
-    cols = [c for c in ("participant", "block", "trial", "trial_index", "condition", "strategy") if c in df.columns]
+    cols = [c for c in ("participant", "block", "trial", "trial_index", "condition", "strategy", "browser")
+            if c in df.columns]
     flagged = df.loc[df["violated_"]].sort_values("p95", ascending=False)
     return {
         "available": True, "bound_ms": bound, "n_trials": int(len(df)),

@@ -63,7 +63,9 @@ def mos(
 
     ``normalise="z"`` first turns each participant's ratings into z-scores (removing their personal offset and
     spread; straight-liners are dropped and listed in ``attrs["excluded_participants"]``), then maps them back
-    onto the raw scale with the grand mean and SD of the kept ratings, so scores stay in familiar units.
+    onto the raw scale with the grand mean and SD of the kept ratings, so scores stay in familiar units. With a
+    ``scale``, a mapped rating beyond its ends counts as a rating at that end (``attrs["clipped_ratings"]`` says
+    how many), so the mean and its interval come from ratings on the scale rather than being cut off after.
     """
     cols = [condition] if isinstance(condition, str) else list(condition)
     _require(df, *cols, rating)
@@ -82,7 +84,11 @@ def mos(
         z, excluded = zscore_by_participant(data, rating=rating, participant=participant)
         keep = z.notna()
         grand_mean, grand_sd = data.loc[keep, rating].mean(), data.loc[keep, rating].std()
-        data = data.loc[keep].assign(**{rating: z[keep] * grand_sd + grand_mean})
+        mapped = z[keep] * grand_sd + grand_mean
+        if scale is not None:  # a mapped rating past the scale's end is a rating at that end
+            clipped = int(((mapped < scale[0]) | (mapped > scale[1])).sum())
+            mapped = mapped.clip(*scale)
+        data = data.loc[keep].assign(**{rating: mapped})
     elif normalise is not None:
         raise RatingsError(f"unknown normalise {normalise!r}: use None or 'z'")
     g = data.groupby(cols, sort=False)[rating]
@@ -97,6 +103,7 @@ def mos(
         out["ci_high"] = out["ci_high"].clip(*scale)
     out.attrs["excluded_participants"] = excluded
     out.attrs["normalise"] = normalise
+    out.attrs["clipped_ratings"] = clipped if normalise == "z" and scale is not None else 0
     return out
 
 

@@ -111,7 +111,8 @@ def frames(n: int = 10, seed: int = 0, *, slow_painter: int | None = None, inatt
                 rows.append(fid(r))
                 idx += 1
         people.append({"participant": pid, "study": "sim-study", "state": "completed", "group": group,
-                       "language": "en", "device": device, "flags": "", "withdrawn": False,
+                       "language": "en", "device": device, "browser": "firefox" if pid % 3 == 0 else "chromium",
+                       "flags": "", "withdrawn": False,
                        "session_excluded": False, "trials_answered": idx, "excluded": False, "exclusion_reason": ""})
     trials = pd.DataFrame(rows)
     for pid in (slow_painter, inattentive):

@@ -175,3 +175,35 @@ def test_a_unanimous_pair_gets_an_interval_that_narrows_with_more_answers(method
     assert 0 < hi40 - lo40 < hi3 - lo3
     matrix = scale(np.array([[0.0, 3.0], [0.0, 0.0]]), method=method, n_boot=400)
     assert matrix["ci_high"].iloc[1] - matrix["ci_low"].iloc[1] > 0.5
+
+
+def test_bradley_terry_refuses_a_disconnected_design_whatever_its_regularisation():
+    two_islands = np.array([[0, 3, 0, 0], [1, 0, 0, 0], [0, 0, 0, 2], [0, 0, 2, 0]], dtype=float)
+    for alpha in (0.0, 0.1, 1.0):
+        with pytest.raises(PairwiseError, match="disconnected"):
+            bradley_terry_scale(two_islands, alpha=alpha)
+
+
+def test_a_missing_winner_counts_half_each_way_with_numeric_labels():
+    df = pd.DataFrame({"participant": ["p1", "p2", "p3"], "a": [10, 10, 20], "b": [20, 40, 40],
+                       "winner": [10, None, 40]})
+    c = comparisons_from_frame(df).total
+    assert (c[0, 1], c[1, 0], c[0, 2], c[2, 0], c[2, 1]) == (1, 0, 0.5, 0.5, 1)
+    nullable = pd.DataFrame({"a": pd.array([1, 1], dtype="Int64"), "b": pd.array([3, 3], dtype="Int64"),
+                             "winner": pd.array([1, pd.NA], dtype="Int64")})
+    assert comparisons_from_frame(nullable, participant=None).total[0, 1] == 1.5
+
+
+@pytest.mark.parametrize("responses, message", [
+    (lambda lv: (lv > 0).astype(int), "between 0 and 1"),  # complete separation
+    (lambda lv: (lv >= 0).astype(int), "between -1 and 0"),  # falls the other side of 0
+    (lambda lv: np.ones_like(lv, dtype=int), "every answer is 1"),
+])
+def test_pse_jnd_says_what_the_data_show_when_the_levels_split_the_answers(responses, message):
+    levels = np.repeat(np.array([-2.0, -1.0, 0.0, 1.0, 2.0]), 20)
+    df = pd.DataFrame({"level": levels, "response": responses(levels), "participant": np.tile(np.arange(10), 10)})
+    with pytest.raises(PairwiseError, match=message):
+        pse_jnd(df, n_boot=50)
+    if "between" in message:  # one answer in ten the other way at every level: the fit is back
+        mixed = df.assign(response=np.where(df.index % 10 == 0, 1 - df["response"], df["response"]))
+        assert np.isfinite(pse_jnd(mixed, n_boot=50).jnd)

@@ -111,6 +111,8 @@ def test_fidelity_uses_the_study_bound_and_lists_the_slow_painter_first(results)
     assert fid["flagged"][0]["participant"] == 3
     devices = {g["device"] for g in fid["groups"]}
     assert devices == {"desktop", "phone"}
+    assert {g["browser"] for g in fid["groups"]} == {"chromium", "firefox"}  # the engines paint differently
+    assert all(g["browser"] in ("chromium", "firefox") for g in fid["groups"])
     assert sum(g["n"] for g in fid["groups"]) == fid["n_trials"]
 
 

@@ -140,3 +140,15 @@ def test_mixed_model_names_a_formula_its_data_cannot_fill(rows, formula, match):
     df = pd.DataFrame(rows, columns=["participant", "condition", "rating"])
     with pytest.raises(RatingsError, match=rf"^mixed_model: .*{match}"):
         mixed_model(df, formula)
+
+
+def test_a_normalised_mos_near_the_scales_end_keeps_an_interval():
+    harsh = [1] * 9 + [5]
+    spread = [2, 2, 3, 3, 3, 3, 4, 4, 4, 5]
+    rows = [(f"h{p}", f"c{i}", r) for p in range(6) for i, r in enumerate(harsh)]
+    rows += [(f"s{p}", f"c{i}", r) for p in range(3) for i, r in enumerate(spread)]
+    df = pd.DataFrame(rows, columns=["participant", "condition", "rating"])
+    out = mos(df, scale=(1, 5), normalise="z").set_index("condition")
+    top = out.loc["c9"]
+    assert top["ci_low"] < top["mos"] <= 5 and top["ci_high"] <= 5  # not a point at the end
+    assert out.attrs["clipped_ratings"] > 0
