@@ -149,7 +149,8 @@ def fidelity(report: Mapping[str, Any]):
     fig, ax = plt.subplots(figsize=(6, 3.2))
     edges = np.asarray(groups[0]["hist_edges"]) if groups else np.arange(0, 105, 5.0)
     for g in groups:
-        ax.stairs(g["hist_counts"], edges, label=f"{g['strategy']} / {g['device']} / {g.get('browser', 'unknown')} (n={g['n']})")
+        label = f"{g['strategy']} / {g['device']} / {g.get('browser', 'unknown')} (n={g['n']})"
+        ax.stairs(g["hist_counts"], edges, label=label)
     ax.axvline(report["bound_ms"], color="red", linestyle="--", linewidth=1, label=f"bound {report['bound_ms']:g} ms")
     ax.set_xlabel("p95 lateness per trial (ms; last bin: 100 ms or more)")
     ax.set_ylabel("trials")
