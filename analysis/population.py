@@ -11,8 +11,9 @@ and is maximised with scipy (a GLMM in all but name, fitted by direct integratio
 integral over each m_i runs on a fixed dense grid of thresholds (Gauss-Hermite nodes centred on μ miss the
 narrow individual likelihoods when σ is large against the width, which inflates σ). The q point is
 μ + Φ⁻¹(q)·σ; its 95 % interval is a delta-method (Wald) interval from the observed information on (μ, log σ),
-mapped back to levels, or, when σ sits at its lower bound (the participants agree, and the information on log σ
-vanishes), the profile-likelihood interval of q. Per-condition tables and a sentence for the report come at the end.
+mapped back to levels, or, when σ sits at or near its lower bound (the participants agree, and the information on
+log σ vanishes, so the delta interval is absent or runs off the threshold grid), the profile-likelihood interval of
+q. Per-condition tables and a sentence for the report come at the end.
 """
 
 from __future__ import annotations
@@ -167,12 +168,14 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         return (float(min(lo, hi)), float(max(lo, hi)))
 
     def profiled(point_z, var, z_of_sd):
-        ci = interval(point_z, var)
-        if all(np.isfinite(ci)) and dsigma > 0.01 * step:
+        half = z_ci * np.sqrt(max(var, 0.0)) if np.isfinite(var) else np.inf
+        # the delta method stands on a quadratic log likelihood; an interval that runs off the grid the model
+        # integrates over (σ near its floor, where log σ is barely informed) shows that the quadratic has failed
+        if np.isfinite(half) and dsigma > 0.01 * step and grid[0] <= point_z - half and point_z + half <= grid[-1]:
             methods.append("delta")
-            return ci
-        # σ at its lower bound (people agree): the information on log σ vanishes and the delta method has no
-        # interval; the profile likelihood still has one
+            return interval(point_z, var)
+        # σ at or near its lower bound (people agree): the information on log σ vanishes and the delta method has
+        # no usable interval; the profile likelihood still has one
         methods.append("profile")
         ends = _profile_interval(nll, theta, z_of_sd, float(res.fun), spread, step, z_ci**2 / 2)
         # beyond the tested levels with no limit on how far (all yes, or all no): the data only say "beyond"

@@ -290,3 +290,15 @@ def test_adaptive_trials_are_one_stimulus_per_level_shown_not_one_per_track():
     best = entry["table"][0]
     assert best["metric"] == "tokens_per_s" and best["n_stimuli"] == 14  # 2 tracks x 7 levels
     assert best["loglik_gain"] > 0.3 and best["spearman"] > 0.8
+
+
+def test_a_population_interval_never_runs_off_the_levels_the_model_integrates_over():
+    # seed 5: in one condition σ sits just above its floor; the delta method's interval was [-320, 373] tokens/s
+    res = pipeline.run(*frames(12, seed=5), spec=SPEC, options=pipeline.Options(n_boot=10, deviance_samples=0,
+                                                                                  individual_max=0))
+    rows = {r["condition"]: r for p in res["population"] for r in p["rows"]}
+    near_floor = rows["ttft=300, delivery=prefetch"]
+    assert near_floor["population_q_ci_method"] == "profile"
+    assert near_floor["population_q_ci_low"] < near_floor["population_q"] < near_floor["population_q_ci_high"]
+    for r in rows.values():  # the tested rates span 10-60 tokens/s
+        assert 0 < r["population_q_ci_low"] and r["population_q_ci_high"] < 110, r
