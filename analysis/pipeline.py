@@ -27,7 +27,7 @@ PIPELINE_VERSION = 5  # 2: thresholds' intervals from FitOptions.interval (the h
 # 4: population σ as used, censored population points, 2AFC rate pairs, predictors per adaptive level, fidelity
 # groups with 2AFC trials, one-rating raters, unanimous-pair intervals (a data version alone would not rerun these);
 # 5: fidelity groups by browser engine, no Bradley–Terry scale across a disconnected design, no PSE/JND fitted to
-# perfectly separated answers
+# perfectly separated answers, population intervals by the profile where the delta interval runs off the grid
 STAGES: tuple[tuple[str, float], ...] = (
     ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
     ("predictors", 10), ("fidelity", 8),
