@@ -49,7 +49,7 @@ def key_numbers(results: dict | None) -> dict[str, list]:
             thresholds.append({"block": entry.get("block"), "level": entry.get("level_name") or "",
                                "unit": entry.get("unit") or "", "condition": c.get("condition"),
                                "threshold": c.get("threshold"), "ci_low": ci[0], "ci_high": ci[1],
-                               "n": c.get("n_trials")})
+                               "n": c.get("n_trials"), "beyond": c.get("beyond_levels") or ""})
     mos = [{"block": e.get("block"), **r} for e in results.get("ratings") or [] for r in e.get("mos") or []]
     scale = [{"block": e.get("block"), "compare": e.get("compare") or "", **r}
              for e in results.get("pairwise") or [] for r in e.get("thurstone") or []]

@@ -302,3 +302,17 @@ def test_a_population_interval_never_runs_off_the_levels_the_model_integrates_ov
     assert near_floor["population_q_ci_low"] < near_floor["population_q"] < near_floor["population_q_ci_high"]
     for r in rows.values():  # the tested rates span 10-60 tokens/s
         assert 0 < r["population_q_ci_low"] and r["population_q_ci_high"] < 110, r
+
+
+def test_a_threshold_beyond_the_tested_levels_is_flagged_as_the_priors():
+    rows = [{"participant": p, "level": float(lv), "y": 1, "condition": "all"}
+            for p in range(6) for lv in (20, 35, 50, 65, 80) for _ in range(3)]  # every answer "yes"
+    yn = [{"block": "b", "level_name": "rate", "unit": "tokens/s", "decreasing": False,
+           "data": pd.DataFrame(rows), "order": ["all"]}]
+    entry = pipeline.stage_psychometric(yn, pipeline.Options(n_boot=10, deviance_samples=0), lambda f: None)[0]
+    assert entry["pooled"]["threshold"] < 20 and entry["pooled"]["beyond_levels"] == "below"
+    assert "lies below the levels tested (20–80)" in entry["warnings"][0]
+    mixed = pd.DataFrame(rows).assign(y=lambda d: (d["level"] >= 50).astype(int))
+    entry = pipeline.stage_psychometric([{**yn[0], "data": mixed}], pipeline.Options(n_boot=10, deviance_samples=0),
+                                        lambda f: None)[0]
+    assert "beyond_levels" not in entry["pooled"] and entry["warnings"] == []

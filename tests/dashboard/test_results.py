@@ -305,3 +305,18 @@ def test_the_results_tables_show_strata_and_a_dash_for_unranked_metrics(done_run
     assert "passage=tea" in prefs and "passage=subway" in prefs
     predictors = re.search(r'<table class="data" id="predictors">.*?</table>', html, re.S).group(0)
     assert "None" not in predictors and "—" in predictors
+
+
+@pytest.mark.django_db
+def test_a_threshold_beyond_the_tested_levels_says_so_in_the_table(done_run, analysed, client_of):
+    entry = done_run.results["psychometric"][0]
+    pooled = {**entry["pooled"], "beyond_levels": "below"}
+    conditions = [{k: v for k, v in c.items() if k != "beyond_levels"} for c in entry.get("conditions") or []]
+    results = {**done_run.results, "psychometric": [{**entry, "pooled": pooled, "conditions": conditions}]}
+    AnalysisRun.objects.filter(pk=done_run.pk).update(results=results)
+    alice = client_of("alice")
+    html = alice.get(url(analysed, "analysis", run=done_run.pk)).content.decode()
+    table = re.search(r'<table class="data" id="thresholds">.*?</table>', html, re.S).group(0)
+    assert table.count('class="muted beyond"') == 1 and "below the levels tested" in table
+    zh = alice.get(url(analysed, "analysis", run=done_run.pk), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "低于所测水平" in zh
