@@ -203,14 +203,20 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
 
 
 def render_html(*, spec: Mapping[str, Any], results: Mapping[str, Any], figures: Sequence[Mapping[str, Any]],
-                methods: str, run: Mapping[str, Any] | None = None) -> str:
-    """The report page. ``figures``: ``[{name, caption, svg, files}]`` (SVG text inlined)."""
-    from django.template.loader import render_to_string
+                methods: str, run: Mapping[str, Any] | None = None, language: str = "en") -> str:
+    """The report page in ``language`` (explicit, so it never depends on whatever the thread last activated).
 
-    return render_to_string("analysis/report.html", {
-        "title": _text(spec.get("title")), "study_id": spec.get("id", ""), "results": results, "figures": figures,
-        "methods": methods, "run": run or {}, "exclusion_lines": (results.get("exclusions") or {}).get("lines") or [],
-    })
+    ``figures``: ``[{name, caption, svg, files}]`` (SVG text inlined).
+    """
+    from django.template.loader import render_to_string
+    from django.utils import translation
+
+    with translation.override(language):
+        return render_to_string("analysis/report.html", {
+            "title": _text(spec.get("title")), "study_id": spec.get("id", ""), "results": results,
+            "figures": figures, "methods": methods, "run": run or {},
+            "exclusion_lines": (results.get("exclusions") or {}).get("lines") or [],
+        })
 
 
 def _quantile_formula(results: Mapping[str, Any], q: float) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count, Max
-from django.utils import timezone, translation
+from django.utils import timezone
 
 from analysis import events, messages, pipeline
 from analysis.models import ABANDONED_AFTER, AnalysisFile, AnalysisRun
@@ -190,8 +190,8 @@ def write_outputs(*, run: AnalysisRun, results: dict, out: Path, on_figure=None)
     (out / "methods.txt").write_text(methods + "\n", encoding="utf-8")
     (out / "results.json").write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
     meta = {"id": run.pk, "data_version": run.data_version, "finished_at": timezone.now().isoformat(timespec="seconds")}
-    with translation.override(run.language or settings.LANGUAGE_CODE):
-        html = report.render_html(spec=spec, results=results, figures=shown, methods=methods, run=meta)
+    html = report.render_html(spec=spec, results=results, figures=shown, methods=methods, run=meta,
+                              language=run.language or settings.LANGUAGE_CODE)
     (out / "report.html").write_text(html, encoding="utf-8")
     return files + [("methods.txt", "methods"), ("results.json", "table"), ("report.html", "report")]
 

@@ -24,6 +24,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 from procs import free_port, start_celery_worker, start_daphne, stop  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts and ends in the default language: a request through LocaleMiddleware leaves its language
+    active on the worker thread, which would otherwise leak into the next test in the same xdist worker."""
+    yield
+    if "django" in sys.modules:
+        from django.utils import translation
+
+        translation.deactivate()
+
+
 @pytest.fixture
 def data_dir() -> Path:
     return DATA

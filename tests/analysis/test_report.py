@@ -133,3 +133,15 @@ def test_the_population_formula_subtracts_for_curves_that_fall_with_the_level(re
     falling = {**results, "population": [{**p, "decreasing": True} for p in results["population"]]}
     text = report.methods_paragraph(SPEC, falling)
     assert "μ − Φ⁻¹(0.75)·σ" in text and "μ + Φ⁻¹" not in text
+
+
+def test_the_report_is_written_in_the_language_asked_for_whatever_the_thread_last_activated(results):
+    from django.utils import translation
+
+    kwargs = {"spec": SPEC, "results": results, "figures": [], "methods": "M.", "run": {"id": 3}}
+    with translation.override("zh-hans"):
+        english = report.render_html(**kwargs)
+    with translation.override("en"):
+        chinese = report.render_html(**kwargs, language="zh-hans")
+    assert '<html lang="en">' in english and "analysis run 3" in english and "分析报告" not in english
+    assert '<html lang="zh-hans">' in chinese and "分析报告" in chinese
