@@ -23,6 +23,8 @@ from analysis.psychometric import Data, aggregate, blocks
 AGGREGATED = ("level", "n_positive", "n_total")
 TRIALS = ("level", "response")
 GROUPS = ("participant", "block")  # a trial file's rows are counted per level and per the first of these
+# trials per row at most: beyond it the fit's count products lose precision long before any study gets there
+MAX_TRIALS = 10**9
 
 
 class CurveFileError(ValueError):
@@ -45,15 +47,19 @@ def _integer(text: str, row: int, col: str) -> int:
         raise CurveFileError(f"row {row}, column {col}: not an integer ({text!r})")
     if value < 0:
         raise CurveFileError(f"row {row}, column {col}: must not be negative ({text!r})")
+    if value > MAX_TRIALS:
+        raise CurveFileError(f"row {row}, column {col}: {text!r} is more than {MAX_TRIALS:,} trials")
     return int(value)
 
 
-def parse(text: str) -> Data:
-    """Parse CSV text into aggregated ``Data``; raises ``CurveFileError`` naming the row and column."""
-    return parse_with_participants(text)[0]
+def parse(text: str, *, positive_levels: bool = False) -> Data:
+    """Parse CSV text into aggregated ``Data``; raises ``CurveFileError`` naming the row and column.
+
+    ``positive_levels``: the fit is on a log axis (``--log-axis``, Weibull), so a level must be above 0."""
+    return parse_with_participants(text, positive_levels=positive_levels)[0]
 
 
-def parse_with_participants(text: str) -> tuple[Data, list[str] | None]:
+def parse_with_participants(text: str, *, positive_levels: bool = False) -> tuple[Data, list[str] | None]:
     """``parse``, plus each data row's participant when a trial file has a ``participant`` column (else None).
 
     The participants are what ``analysis.clustered`` leaves out in turn; a ``block`` column is not a person."""
@@ -65,6 +71,10 @@ def parse_with_participants(text: str) -> tuple[Data, list[str] | None]:
             break
     if header is None:
         raise CurveFileError("empty file: expected a header level,n_positive,n_total or level,response")
+    for i, name in enumerate(header):
+        if name in (*AGGREGATED, *TRIALS, *GROUPS) and name in header[:i]:
+            raise CurveFileError(f"row 1, column {name}: appears twice in the header (columns {header.index(name) + 1} "
+                                 f"and {i + 1}); which one holds the data?")
     if all(c in header for c in AGGREGATED):
         layout = AGGREGATED
     elif all(c in header for c in TRIALS):
@@ -85,7 +95,11 @@ def parse_with_participants(text: str) -> tuple[Data, list[str] | None]:
             if idx[c] >= len(row) or not row[idx[c]].strip():
                 raise CurveFileError(f"row {line}, column {c}: missing value")
             cells[c] = row[idx[c]].strip()
-        levels.append(_number(cells["level"], line, "level"))
+        level = _number(cells["level"], line, "level")
+        if positive_levels and level <= 0:
+            raise CurveFileError(f"row {line}, column level: a log axis (--log-axis, weibull) needs levels above 0 "
+                                 f"({cells['level']!r})")
+        levels.append(level)
         if layout is AGGREGATED:
             k = _integer(cells["n_positive"], line, "n_positive")
             n = _integer(cells["n_total"], line, "n_total")
@@ -124,15 +138,15 @@ def parse_with_participants(text: str) -> tuple[Data, list[str] | None]:
     return data, ([g for _, g in keys] if by_person else None)
 
 
-def read(path: str | Path) -> Data:
+def read(path: str | Path, *, positive_levels: bool = False) -> Data:
     """Read and parse a CSV file."""
-    return read_with_participants(path)[0]
+    return read_with_participants(path, positive_levels=positive_levels)[0]
 
 
-def read_with_participants(path: str | Path) -> tuple[Data, list[str] | None]:
+def read_with_participants(path: str | Path, *, positive_levels: bool = False) -> tuple[Data, list[str] | None]:
     """Read a CSV file: its data and, for trial rows with a participant column, each data row's participant."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise CurveFileError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    return parse_with_participants(text)
+    return parse_with_participants(text, positive_levels=positive_levels)

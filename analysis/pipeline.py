@@ -22,12 +22,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-PIPELINE_VERSION = 5  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
+PIPELINE_VERSION = 6  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
 # 3: fits over participants widened to the participant jackknife where that is wider (analysis.clustered);
 # 4: population σ as used, censored population points, 2AFC rate pairs, predictors per adaptive level, fidelity
 # groups with 2AFC trials, one-rating raters, unanimous-pair intervals (a data version alone would not rerun these);
 # 5: fidelity groups by browser engine, no Bradley–Terry scale across a disconnected design, no PSE/JND fitted to
-# perfectly separated answers, population intervals by the profile where the delta interval runs off the grid
+# perfectly separated answers, population intervals by the profile where the delta interval runs off the grid;
+# 6: open threshold intervals (ends the answers do not bound) as open, not the fitting grid's edge
 STAGES: tuple[tuple[str, float], ...] = (
     ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
     ("predictors", 10), ("fidelity", 8),
@@ -420,6 +421,12 @@ def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float],
                     f"{cond}: the threshold lies {fitted['beyond_levels']} the levels tested ({min(tested):g}–"
                     f"{max(tested):g}): the answers barely change across them, so its value and interval rest on "
                     f"the prior, not on the data")
+            open_sides = [side for side, end in zip(("low", "high"), fitted["threshold_ci_95"], strict=True)
+                          if end is not None and math.isinf(end)]
+            if open_sides:
+                entry["warnings"].append(
+                    f"{cond}: the threshold's interval is open on the {' and '.join(open_sides)} side: the answers "
+                    "do not bound it within the levels tested")
             if cond == "pooled":
                 entry["pooled"] = fitted
             else:

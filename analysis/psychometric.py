@@ -26,6 +26,7 @@ observed data and every resample alike).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -94,6 +95,15 @@ class FitOptions:
             lo, hi = getattr(self, name)
             if not 0 <= lo <= hi < 1:
                 raise ValueError(f"{name} must satisfy 0 <= low <= high < 1")
+        for name in ("guess", "lapse"):
+            value = getattr(self, name)
+            if value is not None and not 0 <= value < 1:
+                raise ValueError(f"{name} must lie in [0, 1) when fixed (got {value!r}); None frees it")
+        guess = self.fixed_guess if self.fixed_guess is not None else self.guess_bounds[0]
+        lapse = self.lapse if self.lapse is not None else self.lapse_bounds[0]
+        if guess + lapse >= 1:
+            raise ValueError(f"guess ({guess:g}) and lapse ({lapse:g}) leave the sigmoid no room to rise: "
+                             "their sum must stay below 1")
         Sigmoid(self.sigmoid, self.pc, self.alpha)  # validates the family
 
     @property
@@ -532,26 +542,46 @@ def _hybrid_range(pb: _Problem, ax: dict, ll: np.ndarray, ci: float, offset) -> 
     """
     m = ax["m"]
     off = np.broadcast_to(offset, ll.shape[1:])
+    g = ax["guess"]
+    prior = _log(pb.priors["guess"](g)).reshape(1, 1, 1, -1, 1)
+    if len(g) > 1:
+        # guess rates at or above the asked proportion put ψ above it everywhere: no level reaches it there, so
+        # the integral runs over the guess nodes where one can; with fewer than two such nodes there is nothing
+        # to integrate and the profile interval stands in
+        usable = np.isfinite(off).any(axis=(0, 1, 3))
+        if usable.sum() < 2:
+            return _profile_range(m, ll, _profile_cut(ll, ci), offset)
+        ll, off, g, prior = ll[:, :, :, usable], off[:, :, usable], g[usable], prior[:, :, :, usable]
     finite = off[np.isfinite(off)]
     if finite.size == 0:
         return float("nan"), float("nan")
-    if np.ptp(finite) < 1e-12:  # one shift for every column (the fitted threshold): the grid's own m axis
+
+    def integrate(y):
+        return _log_integral(y + prior, g, axis=3) if len(g) > 1 else y
+
+    shifted = np.ptp(finite) >= 1e-12
+    if not shifted:  # one shift for every column (the fitted threshold): the grid's own m axis
         q, f = m + float(finite[0]), ll
     else:
         q = np.linspace(m[0] + finite.min(), m[-1] + finite.max(), 3 * len(m))
         f = _shifted(m, ll, off, q)
-    g = ax["guess"]
-    if len(g) > 1:
-        f = _log_integral(f + _log(pb.priors["guess"](g)).reshape(1, 1, 1, -1, 1), g, axis=3)
-    f = f.reshape(len(q), -1)  # one column per (width, lapse, η): maximised over them by ``_profile_range``
-    return _profile_range(q, f, _profile_cut(f, ci), 0.0)
+    f = integrate(f).reshape(len(q), -1)  # one column per (width, lapse, η): maximised over by ``_profile_range``
+    cut = _profile_cut(f, ci)
+    lo, hi = _profile_range(q, f, cut, 0.0)
+    if shifted:
+        # read along q, each column runs off the m grid somewhere near the ends, which truncates the integral
+        # there; the data leave q open on a side where the likelihood at that edge of the m grid is above the cut
+        edge = integrate(np.where(np.isfinite(off)[None], ll[[0, -1]], -np.inf)).reshape(2, -1).max(axis=1)
+        lo = -np.inf if edge[0] >= cut else lo
+        hi = np.inf if edge[1] >= cut else hi
+    return float(lo), float(hi)
 
 
 def _core_level(pb: _Problem, p: float, m, w, lapse, guess):
     """Level z where ψ reaches p; -inf if ψ starts above p, +inf if it never reaches it."""
     scale = 1.0 - lapse - guess
-    s = (p - guess) / scale
     with np.errstate(invalid="ignore", divide="ignore"):
+        s = (p - guess) / scale
         z = pb.sigmoid.inverse(np.clip(s, 1e-300, 1 - 1e-16), m, w)
     z = np.where(s <= 0, -np.inf, z)
     return np.where(s >= 1, np.inf, z)
@@ -566,6 +596,10 @@ def _profile_range(m: np.ndarray, ll: np.ndarray, cut: float, offset) -> tuple[f
     over these segments, i.e. {q : max over the nuisance of ll >= cut}, the profile-likelihood interval. Every
     threshold here is a shift of m (the sigmoids are location-scale families), so ``offset`` holds that shift
     per nuisance combination (±inf where ψ never reaches the asked proportion).
+
+    A segment that is still above the cut at an end of the m axis is open on that side: the data do not bound
+    the threshold within the range the grid spans (the levels ± half their spread), so that end is ±inf rather
+    than the grid's edge, which would read as a finite bound the data never set.
     """
     n_m = len(m)
     flat = ll.reshape(n_m, -1)
@@ -576,6 +610,8 @@ def _profile_range(m: np.ndarray, ll: np.ndarray, cut: float, offset) -> tuple[f
     last = n_m - 1 - np.argmax(inside[::-1, cols], axis=0)
     lo, hi = m[first].astype(float), m[last].astype(float)
     if n_m > 1:
+        lo[first == 0] = -np.inf
+        hi[last == n_m - 1] = np.inf
         with np.errstate(invalid="ignore", divide="ignore"):
             sel = first > 0
             i, c = first[sel], cols[sel]
@@ -587,6 +623,15 @@ def _profile_range(m: np.ndarray, ll: np.ndarray, cut: float, offset) -> tuple[f
             hi[sel] = m[i] + (y0 - cut) / (y0 - y1) * (m[i + 1] - m[i])
     with np.errstate(invalid="ignore"):
         return float(np.nanmin(lo + off[cols])), float(np.nanmax(hi + off[cols]))
+
+
+def _to_levels(axis: Axis, point, lo, hi) -> tuple[float, tuple[float, float]]:
+    """A point and interval on the fitting axis in the caller's units; an open (infinite) end stays infinite on
+    its side in levels too (on a log axis it would otherwise become 0, which reads as a bound)."""
+    a, b, c = (float(v) for v in axis.inverse(np.array([point, lo, hi])))
+    low, high = min(b, c), max(b, c)
+    open_low, open_high = (hi == np.inf, lo == -np.inf) if axis.decreasing else (lo == -np.inf, hi == np.inf)
+    return a, (-math.inf if open_low else low, math.inf if open_high else high)
 
 
 @dataclass
@@ -646,14 +691,49 @@ class FitResult:
             lo, hi = _hybrid_range(pb, ax, self._loglik, self.options.ci, offset)
         else:
             mass = self._mass.sum(axis=4)  # over η
-            z = np.broadcast_to(ax["m"][:, None, None, None] + offset[None, ..., 0], mass.shape)
             tail = (1 - self.options.ci) / 2
-            lo, hi = _weighted_quantiles(z, mass, (tail, 1 - tail))
+            shift = np.broadcast_to(offset[..., 0], mass.shape[1:])
+            if np.all(np.isfinite(shift)) and np.ptp(shift) < 1e-12:
+                # one shift for every column (the fitted proportion of the core): the m marginal's cell
+                # quantiles, as ``fit`` reports them, rather than the node values
+                lo, hi = _cell_quantiles(ax["m"] + float(shift.flat[0]), mass.sum(axis=(1, 2, 3)),
+                                         (tail, 1 - tail))
+            else:
+                z = np.broadcast_to(ax["m"][:, None, None, None] + offset[None, ..., 0], mass.shape)
+                lo, hi = _weighted_quantiles(z, mass, (tail, 1 - tail))
         return self._to_levels(float(point), lo, hi)
 
     def _to_levels(self, point, lo, hi):
-        a, b, c = (float(v) for v in self._axis.inverse(np.array([point, lo, hi])))
-        return a, (min(b, c), max(b, c))
+        return _to_levels(self._axis, point, lo, hi)
+
+    @property
+    def threshold_ci_open(self) -> list[str]:
+        """The sides ("low", "high") on which the threshold's interval is open: the data do not bound it there."""
+        lo, hi = self.threshold_ci_95
+        return [side for side, end in (("low", lo), ("high", hi)) if math.isinf(end)]
+
+    def warnings(self) -> list[str]:
+        """What a researcher should know before reading the numbers: open intervals, a threshold outside the
+        tested levels (then it is the prior's, not the data's), nAFC answers below chance."""
+        pb, out = self._pb, []
+        levels = self._axis.inverse(pb.z)
+        low, high = float(np.min(levels)), float(np.max(levels))
+        for side in self.threshold_ci_open:
+            out.append(f"the threshold's {100 * self.options.ci:g} % interval is open on the {side} side: the "
+                       f"answers do not bound it within the tested levels ({low:g}-{high:g}) and half their "
+                       "spread beyond")
+        if not low <= self.threshold <= high:
+            where = "below" if self.threshold < low else "above"
+            out.append(f"the threshold ({self.threshold:.4g}) lies {where} the levels tested ({low:g}-{high:g}): "
+                       "its value comes from the prior, not the data; test levels that reach it")
+        guess = self.options.fixed_guess
+        if self.options.experiment != "yes/no" and guess is not None:
+            k, n = float(pb.k.sum()), float(pb.n.sum())
+            p = stats.binomtest(int(round(k)), int(round(n)), guess, alternative="less").pvalue if n else 1.0
+            if p < 0.05:
+                out.append(f"the answers are below chance: {100 * k / n:.1f} % correct where guessing gives "
+                           f"{100 * guess:g} % (binomial p = {p:.2g}); check that responses are coded 1 = correct")
+        return out
 
     @property
     def _map(self) -> dict:
@@ -670,7 +750,8 @@ class FitResult:
         o = self.options
         return {
             "threshold": self.threshold,
-            "threshold_ci_95": list(self.threshold_ci_95),
+            "threshold_ci_95": list(self.threshold_ci_95),  # ±inf on an open side (``threshold_ci_open``)
+            "threshold_ci_open": self.threshold_ci_open,
             "threshold_pc": o.pc,
             "interval": o.interval,
             "width": self.width,
@@ -791,14 +872,14 @@ def fit(data: Data, options: FitOptions | None = None) -> FitResult:
     else:
         m_lo, m_hi = _cell_quantiles(fine["m"], mass.sum(axis=(1, 2, 3, 4)), (tail, 1 - tail))
     w_lo, w_hi = _cell_quantiles(fine["w"], mass.sum(axis=(0, 2, 3, 4)), (tail, 1 - tail))
-    thr = axis.inverse(np.array([mp["m"], m_lo, m_hi]))
+    point, (thr_lo, thr_hi) = _to_levels(axis, mp["m"], m_lo, m_hi)
     slope = (1 - mp["guess"] - mp["lapse"]) * float(pb.sigmoid.derivative(mp["m"], mp["m"], mp["w"]))
     psi_hat = mp["guess"] + (1 - mp["guess"] - mp["lapse"]) * pb.sigmoid(pb.z, mp["m"], mp["w"])
     dev = _deviance(pb.k, pb.n, psi_hat)
     dev_p = _deviance_p(pb, fine, psi_hat, opts.deviance_samples, opts.seed) if opts.deviance_samples > 0 else None
     result = FitResult(
-        threshold=float(thr[0]),
-        threshold_ci_95=(float(min(thr[1], thr[2])), float(max(thr[1], thr[2]))),
+        threshold=point,
+        threshold_ci_95=(thr_lo, thr_hi),
         width=float(mp["w"]),
         width_ci=(float(w_lo), float(w_hi)),
         slope=slope,

@@ -39,6 +39,9 @@ def test_trial_rows_are_counted_per_level_and_participant_and_other_columns_igno
         ("level,n_positive,n_total\n10,3,5\n20,0,0\n", "trials at two or more distinct levels"),
         ("level,response,participant\n10,1,a\n10,0,\n20,1,b\n", "row 3, column participant: missing value"),
         ("level,response,block\n10,1,1\n20,0\n", "row 3, column block: missing value"),
+        ("level,n_positive,n_total\n1,1,2\n2,1,1e30\n", "row 3, column n_total: '1e30' is more than"),
+        ("level,response,level\n1,1,2\n", "row 1, column level: appears twice in the header .columns 1 and 3"),
+        ("level,response,participant,participant\n1,1,a,b\n", "row 1, column participant: appears twice"),
     ],
 )
 def test_malformed_files_get_an_error_naming_the_cell(text, message):
@@ -59,3 +62,14 @@ def test_participants_come_back_per_data_row_and_blocks_are_not_people():
     assert data.n_total.tolist() == [2, 1, 1]
     assert parse_with_participants("block,level,response\n1,1.5,1\n2,3,0\n")[1] is None
     assert parse_with_participants("level,n_positive,n_total\n1,1,2\n2,2,2\n")[1] is None
+
+
+def test_a_log_axis_fit_names_the_row_of_a_level_that_is_not_positive():
+    text = "level,n_positive,n_total\n10,1,2\n0,1,2\n20,2,2\n"
+    assert parse(text).n_levels == 3  # a linear axis takes 0
+    with pytest.raises(CurveFileError, match="row 3, column level: a log axis .* needs levels above 0 .'0'."):
+        parse(text, positive_levels=True)
+
+
+def test_columns_the_fit_ignores_may_repeat():
+    assert parse("level,response,note,note\n1,1,x,y\n2,0,x,y\n").n_trials == 2

@@ -123,3 +123,43 @@ def test_a_threshold_at_75_percent_of_the_rise_is_widened_over_participants_too(
     model, used, jk = doc["threshold_ci_95_model"], doc["threshold_ci_95"], doc["threshold_ci_95_jackknife"]
     assert jk[0] < doc["threshold"] < jk[1]
     assert used == [min(model[0], jk[0]), max(model[1], jk[1])] and used != model
+
+
+def test_an_open_interval_is_null_in_strict_json_with_its_side_named_and_a_warning(tmp_path):
+    path = tmp_path / "all_yes.csv"
+    path.write_text("level,n_positive,n_total\n" + "".join(f"{lv},{20 if lv > 10 else 19},20\n"
+                                                           for lv in (10, 15, 20, 25, 30, 40, 60)))
+    text = _run(str(path), "--json")
+    out = json.loads(text, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
+    assert out["threshold_ci_95"][0] is None and out["threshold_ci_95"][1] > out["threshold"]
+    assert out["threshold_ci_open"] == ["low"]
+    assert any("open on the low side" in w for w in out["warnings"])
+    assert any("below the levels tested (10-60)" in w for w in out["warnings"])
+
+
+def test_a_closed_interval_has_no_open_side_and_no_warnings(tmp_path):
+    path = tmp_path / "trials.csv"
+    _write_trials(path)
+    out = json.loads(_run(str(path), "--json"))
+    assert out["threshold_ci_open"] == [] and out["warnings"] == []
+    assert all(isinstance(end, float) for end in out["threshold_ci_95"])
+
+
+def test_2afc_answers_below_chance_are_warned_about_on_stderr(tmp_path):
+    from io import StringIO
+
+    path = tmp_path / "swapped.csv"
+    path.write_text("level,n_positive,n_total\n" + "".join(f"{lv},{k},20\n"
+                                                           for lv, k in zip((1, 2, 3, 4, 5), (5, 4, 6, 5, 3))))
+    out, err = StringIO(), StringIO()
+    call_command("fit_curve", str(path), "--experiment", "2AFC", stdout=out, stderr=err)
+    assert "warning: the answers are below chance: 23.0 % correct where guessing gives 50 %" in err.getvalue()
+
+
+def test_a_log_axis_refuses_a_zero_level_naming_its_row(tmp_path):
+    path = tmp_path / "zero.csv"
+    path.write_text("level,response\n0,0\n10,1\n20,1\n")
+    _run(str(path))  # a linear axis takes it
+    for flags in (["--log-axis"], ["--sigmoid", "weibull"]):
+        with pytest.raises(CommandError, match="row 2, column level: a log axis"):
+            _run(str(path), *flags)

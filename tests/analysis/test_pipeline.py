@@ -312,6 +312,8 @@ def test_a_threshold_beyond_the_tested_levels_is_flagged_as_the_priors():
     entry = pipeline.stage_psychometric(yn, pipeline.Options(n_boot=10, deviance_samples=0), lambda f: None)[0]
     assert entry["pooled"]["threshold"] < 20 and entry["pooled"]["beyond_levels"] == "below"
     assert "lies below the levels tested (20–80)" in entry["warnings"][0]
+    assert "interval is open on the low side" in entry["warnings"][1]
+    assert pipeline.jsonable(entry)["pooled"]["threshold_ci_95"][0] is None  # open: no number, not the grid's edge
     mixed = pd.DataFrame(rows).assign(y=lambda d: (d["level"] >= 50).astype(int))
     entry = pipeline.stage_psychometric([{**yn[0], "data": mixed}], pipeline.Options(n_boot=10, deviance_samples=0),
                                         lambda f: None)[0]

@@ -337,3 +337,67 @@ def test_a_threshold_at_a_proportion_is_computed_once_per_fit_and_point():
     first = r.threshold_at(0.75)
     assert r.threshold_at(0.75) is first
     assert r.threshold_at(0.75, of="core") != first and r.threshold_at(0.25)[0] < first[0]
+
+
+LEVELS = [10, 15, 20, 25, 30, 40, 60]
+
+
+@pytest.mark.parametrize("interval", ["hybrid", "profile"])
+@pytest.mark.parametrize(("log_axis", "decreasing"), [(False, False), (True, False), (False, True), (True, True)])
+def test_an_interval_the_answers_do_not_bound_is_open_on_that_side_not_the_grids_edge(interval, log_axis,
+                                                                                        decreasing):
+    yes = [20] * 7
+    yes[-1 if decreasing else 0] = 19  # nearly every answer is "acceptable": the threshold lies past the levels
+    r = fit(aggregate(LEVELS, yes, [20] * 7), FitOptions(interval=interval, log_axis=log_axis,
+                                                          decreasing=decreasing, deviance_samples=0))
+    side = "high" if decreasing else "low"
+    assert r.threshold_ci_open == [side]
+    lo, hi = r.threshold_ci_95
+    assert (hi == math.inf and math.isfinite(lo)) if decreasing else (lo == -math.inf and math.isfinite(hi))
+    assert r.to_dict()["threshold_ci_open"] == [side]
+    assert any(f"open on the {side} side" in w for w in r.warnings())
+    assert any("lies " + ("above" if decreasing else "below") + " the levels tested" in w for w in r.warnings())
+
+
+def test_a_well_placed_design_has_a_closed_interval_and_no_warnings():
+    r = fit(simulate(np.random.default_rng(1), LEVELS, 20, m=25, w=20, lapse=0.02), FitOptions(deviance_samples=0))
+    assert r.threshold_ci_open == [] and r.warnings() == []
+    assert all(map(math.isfinite, r.threshold_at(0.75)[1]))
+
+
+def test_a_low_proportion_with_a_free_guess_rate_is_open_below_but_bounded_above():
+    # guess rates at or above 5 % put ψ above 5 % everywhere, so nothing bounds the level from below; before, the
+    # whole grid came back (the guess integral ran over nodes where no level reaches 5 %)
+    r = fit(simulate(np.random.default_rng(1), LEVELS, 20, m=25, w=20, lapse=0.02), FitOptions(deviance_samples=0))
+    point, (lo, hi) = r.threshold_at(0.05)
+    assert lo == -math.inf and point < hi < r.threshold
+    fixed = fit(simulate(np.random.default_rng(1), LEVELS, 20, m=25, w=20, lapse=0.02),
+                FitOptions(deviance_samples=0, guess=0.0))
+    assert all(map(math.isfinite, fixed.threshold_at(0.05)[1]))  # with the guess rate held at 0, it is bounded
+
+
+def test_2afc_answers_below_chance_are_warned_about():
+    r = fit(aggregate([1, 2, 3, 4, 5], [5, 4, 6, 5, 3], [20] * 5), FitOptions(experiment="2AFC", deviance_samples=0))
+    assert any(w.startswith("the answers are below chance: 23.0 % correct where guessing gives 50 %")
+               for w in r.warnings())
+    chance = fit(aggregate([1, 2, 3, 4, 5], [10, 9, 11, 10, 12], [20] * 5),
+                 FitOptions(experiment="2AFC", deviance_samples=0))
+    assert not any("below chance" in w for w in chance.warnings())
+
+
+def test_the_posterior_interval_of_the_fitted_proportion_is_the_reported_threshold_interval():
+    r = fit(simulate(np.random.default_rng(2), LEVELS, 10, m=25, w=20, lapse=0.02),
+            FitOptions(interval="posterior", deviance_samples=0, pc=0.5))
+    point, ci = r.threshold_at(0.5, of="core")
+    assert point == pytest.approx(r.threshold)
+    assert ci == pytest.approx(r.threshold_ci_95, abs=1e-9)  # cell quantiles, not the nearest grid nodes
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"guess": -0.2}, "guess must lie in"), ({"lapse": 1.0}, "lapse must lie in"),
+    ({"guess": 0.6, "lapse": 0.4}, "sum must stay below 1"),
+    ({"experiment": "2AFC", "lapse": 0.5}, "guess .0.5. and lapse .0.5."),
+])
+def test_fixed_rates_outside_what_a_probability_allows_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        FitOptions(**kwargs)

@@ -7,6 +7,7 @@ jackknife where it reaches further (``analysis.clustered``; ``--no-jackknife`` k
 """
 
 import json
+import math
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -35,7 +36,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         try:
-            data, participants = read_with_participants(opts["csv"])
+            data, participants = read_with_participants(
+                opts["csv"], positive_levels=opts["log_axis"] or opts["sigmoid"] == "weibull")
         except FileNotFoundError:
             raise CommandError(f"{opts['csv']}: no such file") from None
         except CurveFileError as exc:
@@ -51,8 +53,15 @@ class Command(BaseCommand):
                                                  result, max_groups=groups))
         except ValueError as exc:
             raise CommandError(str(exc)) from None
+        summary["threshold_ci_open"] = [side for side, end in zip(("low", "high"), summary["threshold_ci_95"],
+                                                                  strict=True) if math.isinf(end)]
+        summary["warnings"] = result.warnings()
+        if summary["threshold_ci_open"] and not result.threshold_ci_open:
+            summary["warnings"].append("the participant jackknife leaves the threshold's interval open on the "
+                                       f"{' and '.join(summary['threshold_ci_open'])} side")
         if opts["json"]:
-            self.stdout.write(json.dumps(summary, indent=2))
+            # strict JSON has no infinity: an open end is null, and threshold_ci_open names the side
+            self.stdout.write(json.dumps(_strict(summary), indent=2, allow_nan=False))
             return
         lo, hi = summary["threshold_ci_95"]
         p = f"{summary['deviance_p']:.3f}" if summary["deviance_p"] is not None else "n/a"
@@ -68,3 +77,16 @@ class Command(BaseCommand):
             f"deviance {summary['deviance']:.3f} (bootstrap p = {p})",
         ]
         self.stdout.write("\n".join(lines))
+        for warning in summary["warnings"]:
+            self.stderr.write(f"warning: {warning}")
+
+
+def _strict(value):
+    """``value`` with every non-finite float (an open interval end, an absent p) as None."""
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
