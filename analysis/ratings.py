@@ -79,6 +79,7 @@ def mos(
             raise RatingsError(f"ratings: {int(off.sum())} value(s) outside the scale {scale}")
     data = df.assign(**{rating: values})
     excluded: list[str] = []
+    clipped = 0  # mapped ratings moved to a scale end (normalise="z" with a scale only)
     if normalise == "z":
         _require(df, participant)
         z, excluded = zscore_by_participant(data, rating=rating, participant=participant)
@@ -103,7 +104,7 @@ def mos(
         out["ci_high"] = out["ci_high"].clip(*scale)
     out.attrs["excluded_participants"] = excluded
     out.attrs["normalise"] = normalise
-    out.attrs["clipped_ratings"] = clipped if normalise == "z" and scale is not None else 0
+    out.attrs["clipped_ratings"] = clipped
     return out
 
 

@@ -9,7 +9,6 @@ run ends with exactly one results value and one file set, under ``VAR_DIR/analys
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -20,14 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
-from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
-from django.db.models import Count, Max
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from analysis import events, messages, pipeline
+from analysis import events, messages, pipeline, snapshot
 from analysis.models import ABANDONED_AFTER, AnalysisFile, AnalysisRun
 from pacelab.tasks import enqueue
-from studyapp.models import Answer, Session, Study
+from studyapp.models import Study
 
 log = logging.getLogger("pacelab")
 ACTIVE = (AnalysisRun.State.QUEUED, AnalysisRun.State.RUNNING)
@@ -46,25 +44,6 @@ def report_path(run: AnalysisRun) -> Path:
     return run_dir(run) / "report.html"
 
 
-def data_version(study: Study) -> str:
-    """A hash of everything the analysis reads: the study file, sessions' states and marks, answers, paint logs.
-
-    Answers and paint batches are only ever added (never edited), so their count and largest id stand for them.
-    """
-    from playback.models_delivery import PaintReport
-
-    sessions = list(Session.objects.filter(study=study, preview=False).order_by("id")
-                    .values_list("id", "state", "excluded", "flags", "group"))
-    answers = Answer.objects.filter(session__study=study, session__preview=False).aggregate(n=Count("id"),
-                                                                                           last=Max("id"))
-    paints = PaintReport.objects.filter(playback__trial_link__trial__session__study=study,
-                                        playback__trial_link__trial__session__preview=False).aggregate(
-        n=Count("id"), last=Max("id"))
-    doc = {"pipeline": pipeline.PIPELINE_VERSION, "spec": study.spec_hash, "version": study.version,
-           "sessions": sessions, "answers": answers, "paints": paints}
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
-
-
 def analysis_request(*, study: Study, by=None, force: bool = False, enqueue_task: bool = True,
                      language: str = "") -> AnalysisRun:
     """The run for the study's current data: a stored or running one, else a new run enqueued on commit.
@@ -75,7 +54,7 @@ def analysis_request(*, study: Study, by=None, force: bool = False, enqueue_task
     """
     from analysis.tasks import run_analysis
 
-    version = data_version(study)
+    version = snapshot.data_version(study)
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()  # one request at a time per study
         runs = AnalysisRun.objects.filter(study=study, data_version=version)
@@ -203,8 +182,6 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
     ``retry_db_errors`` (the Celery task): a lost database connection is raised, not recorded as the run's
     failure, so the task is retried and its next attempt takes the run over."""
     from analysis.progress import Reporter
-    from analysis.selectors import study_frame
-
     lease = uuid.uuid4().hex
     run = _start(run_id, lease)
     if run is None:
@@ -217,7 +194,7 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
             if stale != staged:
                 shutil.rmtree(stale, ignore_errors=True)
         reporter = Reporter(run_id, lease, delay=_test_delay(), echo=echo)
-        trials, participants, version = _read_data(run.study, study_frame)
+        trials, participants, version = snapshot.read(run.study)
         if version != run.data_version:  # answers came in while it waited: label the run with what it reads
             superseded = _relabel(run, lease, version)
             if superseded is not None:
@@ -247,43 +224,6 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return _finish(run_id, lease, AnalysisRun.State.FAILED, error=detail, staged=staged)
     return _finish(run_id, lease, AnalysisRun.State.DONE, results=results, staged=staged, files=files)
-
-
-def read_frames(study: Study) -> tuple:
-    """(trials, participants) of a study from one snapshot, for exports: a torn read would pair, say, an answer
-    with no answer time, or a stale session state with newer answers."""
-    from analysis.selectors import study_frame
-
-    trials, participants, _version = _read_data(study, study_frame)
-    return trials, participants
-
-
-def _read_data(study: Study, study_frame) -> tuple:
-    """The frames and the data version they came from, read from one snapshot, so the version names exactly the
-    data analysed: one REPEATABLE READ transaction on PostgreSQL, ``_read_optimistic`` elsewhere."""
-    if connection.vendor != "postgresql":
-        return _read_optimistic(study, study_frame)
-    outermost = not transaction.get_connection().in_atomic_block
-    with transaction.atomic():
-        if outermost:
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        version = data_version(study)
-        trials, participants = study_frame(study)
-    return trials, participants, version
-
-
-def _read_optimistic(study: Study, study_frame, attempts: int = 5) -> tuple:
-    """Read without a transaction (this project's SQLite transactions are IMMEDIATE: one would hold the write lock
-    for the whole read and stall participants' answers): the version is read before and after the frames, and the
-    read repeated while answers arrive in between. If they never stop, the frames are labelled with the earlier
-    version, so the next request sees newer data and analyses them again."""
-    for _attempt in range(attempts):
-        before = data_version(study)
-        trials, participants = study_frame(study)
-        if data_version(study) == before:
-            break
-    return trials, participants, before
 
 
 def _relabel(run: AnalysisRun, lease: str, version: str) -> int | None:

@@ -19,7 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 
-from analysis import exclusions, exporting, messages, services
+from analysis import exclusions, exporting, messages, services, snapshot
 from analysis.models import AnalysisFile, AnalysisRun
 from dashboard import access
 from dashboard.selectors_participants import parse_id
@@ -137,7 +137,7 @@ def _serve_file(request: HttpRequest, study, run: AnalysisRun | None, name: str)
 
 
 def _frames(study):
-    trials, participants = services.read_frames(study)
+    trials, participants = snapshot.read_frames(study)
     return trials, participants, exclusions.rules_of(study.spec)
 
 

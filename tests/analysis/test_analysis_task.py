@@ -19,7 +19,7 @@ from journey_driver import answer_for  # noqa: E402
 from procs import start_celery_worker, stop  # noqa: E402
 from study_builders import study as study_doc  # noqa: E402
 
-from analysis import services  # noqa: E402
+from analysis import services, snapshot  # noqa: E402
 from analysis.models import AnalysisFile, AnalysisRun  # noqa: E402
 from studyapp import selectors as study_selectors  # noqa: E402
 from studyapp import services as study_services  # noqa: E402
@@ -173,10 +173,10 @@ def test_a_run_is_labelled_with_the_data_it_read_not_the_data_when_it_was_asked_
     asked_for = run.data_version
     session, _ = study_services.session_enter(study=study, panel={"participant": "late"})  # arrives while it waits
     _answer(session, threshold=30)
-    assert services.data_version(study) != asked_for
+    assert snapshot.data_version(study) != asked_for
     run = services.analysis_run(run_id=run.pk)
     assert run.state == AnalysisRun.State.DONE, run.error
-    assert run.data_version == services.data_version(study)
+    assert run.data_version == snapshot.data_version(study)
     assert run.results["exclusions"]["participants_total"] == 3  # the late one is read (if only to be excluded)
     assert run.data_version[:12] in (services.run_dir(run) / "report.html").read_text()
     assert services.analysis_request(study=study).pk == run.pk  # the same data: no second analysis
@@ -220,6 +220,6 @@ def test_sqlites_read_is_repeated_when_answers_arrive_during_it_and_labelled_wit
             _answer(session, threshold=30)
         return study_frame(s)
 
-    _trials, participants, version = services._read_optimistic(study, frame_while_answers_arrive)
-    assert len(calls) == 2 and version == services.data_version(study)
+    _trials, participants, version = snapshot._read_optimistic(study, frame_while_answers_arrive)
+    assert len(calls) == 2 and version == snapshot.data_version(study)
     assert len(participants) == 3  # the late one is in what was read

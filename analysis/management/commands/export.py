@@ -1,6 +1,6 @@
 """manage.py export STUDY [--out DIR] [--format csv,parquet] [--include-excluded]: write a study's tidy data.
 
-A thin shell: ``analysis.services.read_frames`` reads (one snapshot), ``analysis.exporting.export`` applies the
+A thin shell: ``analysis.snapshot.read_frames`` reads (one snapshot), ``analysis.exporting.export`` applies the
 study file's exclusion rules and writes; this command prints the files written and the exclusion report.
 """
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis import exclusions, exporting, services
+from analysis import exclusions, exporting, snapshot
 from studyapp.selectors import study_by_slug
 
 
@@ -32,7 +32,7 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         out = Path(opts["out"]) if opts["out"] else Path(settings.VAR_DIR) / "exports" / study.slug
-        trials, participants = services.read_frames(study)
+        trials, participants = snapshot.read_frames(study)
         try:
             result = exporting.export(out, trials, participants, exclusions.rules_of(study.spec), formats=formats,
                                       include_excluded=opts["include_excluded"], title=study.slug,
