@@ -13,8 +13,7 @@ import json
 from django.db import connection, transaction
 from django.db.models import Count, Max
 
-from analysis import pipeline
-from analysis.selectors import study_frame
+from analysis import pipeline, selectors
 from studyapp.models import Answer, Session, Study
 
 
@@ -55,15 +54,16 @@ def read(study: Study) -> tuple:
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         version = data_version(study)
-        trials, participants = study_frame(study)
+        trials, participants = selectors.study_frame(study)
     return trials, participants, version
 
 
-def _read_optimistic(study: Study, frame=study_frame, attempts: int = 5) -> tuple:
+def _read_optimistic(study: Study, frame=None, attempts: int = 5) -> tuple:
     """Read without a transaction (this project's SQLite transactions are IMMEDIATE: one would hold the write lock
     for the whole read and stall participants' answers): the version is read before and after the frames, and the
     read repeated while answers arrive in between. If they never stop, the frames are labelled with the earlier
     version, so the next request sees newer data and analyses them again."""
+    frame = frame or selectors.study_frame
     for _attempt in range(attempts):
         before = data_version(study)
         trials, participants = frame(study)
