@@ -28,7 +28,8 @@ PIPELINE_VERSION = 6  # 2: thresholds' intervals from FitOptions.interval (the h
 # groups with 2AFC trials, one-rating raters, unanimous-pair intervals (a data version alone would not rerun these);
 # 5: fidelity groups by browser engine, no Bradley–Terry scale across a disconnected design, no PSE/JND fitted to
 # perfectly separated answers, population intervals by the profile where the delta interval runs off the grid;
-# 6: open threshold intervals (ends the answers do not bound) as open, not the fitting grid's edge
+# 6: open threshold intervals (ends the answers do not bound) as open, not the fitting grid's edge; population
+# quantile intervals by the profile likelihood with a Student-t cut ("profile-t")
 STAGES: tuple[tuple[str, float], ...] = (
     ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
     ("predictors", 10), ("fidelity", 8),

@@ -114,9 +114,14 @@ def _fmt(x: Any, digits: int = 3) -> str:
 
 
 def _population_interval_phrase(results: Mapping[str, Any]) -> str:
-    """Which interval the population quantile got: delta-method, profile-likelihood (σ at its lower bound, where
-    the delta method has none), or each for the conditions that used it."""
+    """Which interval the population quantile got: the profile likelihood with a Student-t cut ("profile-t", every
+    condition of current results); in results of earlier pipeline versions delta-method, profile-likelihood (σ at its
+    lower bound, where the delta method has none), or each for the conditions that used it."""
     rows = [r for p in results.get("population") or [] for r in p.get("rows") or []]
+    if rows and all(r.get("population_q_ci_method") == "profile-t" for r in rows):
+        return ("profile-likelihood interval: the values of the point whose profile log likelihood lies within t²/2 "
+                "of its maximum, t the Student-t quantile for that level on n − 1 degrees of freedom (n "
+                "participants)")
     profile = [str(r["condition"]) for r in rows if r.get("population_q_ci_method") == "profile"]
     if not profile:
         return "delta-method interval"

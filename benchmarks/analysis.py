@@ -2,6 +2,7 @@
 
     python benchmarks/analysis.py                                   # 1,000 data sets per design (long)
     python benchmarks/analysis.py --datasets 50 --psignifit-datasets 5    # quick check, about a minute
+    python benchmarks/analysis.py --design population --population-runs 200   # population rows only
 
 Each design simulates data sets from a known observer (``analysis.psychometric.simulate``: each level's trials
 in ``BLOCKS`` rows, guess and lapse rates, beta-binomial overdispersion drawn per row) and fits them with
@@ -14,6 +15,13 @@ Reported per design:
 - bias/width: mean (estimate - truth) over the true width (target within ±2 %);
 - CI length and RMSE of the threshold, in level units;
 - time per fit (ours, and psignifit 4 on the first ``--psignifit-datasets`` data sets of the same run).
+
+Then the population rows (``POPULATION``; ``--population-runs`` data sets each, 0 leaves them out; ``--design
+population`` runs only them): participants' thresholds drawn from Normal(40, 8), each participant answering 5
+yes/no trials at each of the 7 levels with width 20, guess and lapse 0.02, fitted with
+``analysis.population.fit_population`` (guess and lapse fixed, as the pipeline fixes them at the pooled fit's).
+The rows report the coverage of ``quantile_ci_95`` for the population's 75 % point (true 45.4), bias over the
+width, median CI length, RMSE and time per fit; the method column names the interval method(s) the fits used.
 
 psignifit (GPLv3) is a dev-only reference: it is imported only here and in tests, if installed.
 """
@@ -32,9 +40,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from analysis.population import fit_population  # noqa: E402
 from analysis.psychometric import FitOptions, fit, simulate  # noqa: E402
 
 DEFAULT_INTERVAL = FitOptions().interval
@@ -76,6 +86,25 @@ DESIGNS = [
     Design("2AFC 30/level", LEVELS, 30, 40.0, 40.0, experiment="2AFC", guess=0.5, lapse=0.01),
     Design("2AFC weibull log", LOG_LEVELS, 30, math.log(20.0), 2.0, truth="weibull", fitted="weibull",
            experiment="2AFC", guess=0.5, lapse=0.01),
+]
+
+
+@dataclass(frozen=True)
+class PopulationDesign:
+    name: str
+    people: int
+    trials: int = 5  # per participant and level
+    mu: float = 40.0  # participants' thresholds ~ Normal(mu, sd), level units
+    sd: float = 8.0
+    w: float = 20.0
+    guess: float = 0.02
+    lapse: float = 0.02
+    quantile: float = 0.75
+
+
+POPULATION = [
+    PopulationDesign("population 12 people", 12),
+    PopulationDesign("population 30 people", 30),
 ]
 
 
@@ -163,6 +192,65 @@ def _run_design(di: int, d: Design, datasets: int, psignifit_datasets: int, seed
     return rows
 
 
+def _run_population(pi: int, d: PopulationDesign, runs: int, seed: int) -> list[tuple[str, str, dict]]:
+    """One population design's row: coverage of ``fit_population``'s interval for the population quantile."""
+    from scipy import special
+
+    rng = np.random.default_rng([seed, 1000 + pi])  # apart from the psychometric designs' streams
+    truth = d.mu + float(special.ndtri(d.quantile)) * d.sd
+    opts = FitOptions(guess=d.guess, lapse=d.lapse, deviance_samples=0)
+    res = {"est": [], "lo": [], "hi": [], "t": []}
+    methods: dict[str, int] = {}
+    failed = 0
+    for _ in range(runs):
+        level, k, n, who = [], [], [], []
+        for p in range(d.people):
+            s = simulate(rng, np.asarray(LEVELS), d.trials, m=rng.normal(d.mu, d.sd), w=d.w, guess=d.guess,
+                         lapse=d.lapse)
+            level += list(s.levels)
+            k += list(s.n_positive)
+            n += list(s.n_total)
+            who += [p] * len(s.levels)
+        frame = {"participant": who, "level": level, "n_positive": k, "n_total": n}
+        t = time.perf_counter()
+        try:
+            r = fit_population(pd.DataFrame(frame), opts, quantile=d.quantile, individual=False)
+        except ValueError:  # censored: every answer one way (counted as a miss)
+            failed += 1
+            res["t"].append(time.perf_counter() - t)
+            continue
+        res["t"].append(time.perf_counter() - t)
+        res["est"].append(r.quantile_level)
+        res["lo"].append(r.quantile_ci_95[0])
+        res["hi"].append(r.quantile_ci_95[1])
+        methods[r.interval_method] = methods.get(r.interval_method, 0) + 1
+    stats = _stats(res["est"], res["lo"], res["hi"], truth, d.w, res["t"])
+    stats["coverage"] *= len(res["est"]) / runs if runs else 1.0
+    stats["n"] = runs
+    label = " + ".join(f"{m}" if c == len(res["est"]) else f"{m} {c}" for m, c in
+                       sorted(methods.items(), key=lambda kv: -kv[1]))
+    if failed:
+        label += f" ({failed} failed)"
+    return [(d.name, f"pacelab {label}", stats)]
+
+
+def run_population(runs: int, seed: int, only: str | None, jobs: int = 1) -> list[tuple[str, str, dict]]:
+    """Every selected population design (``POPULATION``), ``jobs`` at a time, rows printed in design order."""
+    args = [(pi, d, runs, seed) for pi, d in enumerate(POPULATION) if not only or only in d.name]
+    rows = []
+    if jobs > 1 and len(args) > 1:
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            results = list(pool.map(_run_population, *zip(*args)))
+    else:
+        results = (_run_population(*a) for a in args)
+    for design_rows in results:
+        print("\n".join(_format_row(*r) for r in design_rows), flush=True)
+        rows.extend(design_rows)
+    return rows
+
+
 def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None,
         intervals: tuple[str, ...] = (DEFAULT_INTERVAL,), jobs: int = 1,
         blocks: int | None = None) -> list[tuple[str, str, dict]]:
@@ -224,6 +312,8 @@ def main(argv=None) -> int:
                     help="threshold interval methods to report (FitOptions.interval), comma-separated")
     ap.add_argument("--blocks", type=int, default=None,
                     help=f"rows per level for every design (default {BLOCKS}); η is drawn per row")
+    ap.add_argument("--population-runs", type=int, default=1000,
+                    help="simulated studies per population design (the population quantile's interval); 0: none")
     args = ap.parse_args(argv)
     fewest = min(d.n for d in DESIGNS)
     if args.blocks is not None and not 1 <= args.blocks <= fewest:
@@ -235,6 +325,11 @@ def main(argv=None) -> int:
     print(f"rows per level: {args.blocks or BLOCKS}{'' if args.blocks else ' (default)'}, seed {args.seed}")
     print(HEADER)
     rows = run(args.datasets, args.psignifit_datasets, args.seed, args.design, intervals, args.jobs, args.blocks)
+    if args.population_runs > 0 and any(not args.design or args.design in d.name for d in POPULATION):
+        lo, hi = _band(args.population_runs)
+        print(f"population quantile: coverage target {100 * lo:.1f}-{100 * hi:.1f}% "
+              f"(binomial band for {args.population_runs} studies); bias/w over the curve's width")
+        rows += run_population(args.population_runs, args.seed, args.design, args.jobs)
     print()
     print("summary")
     print(HEADER)

@@ -298,7 +298,7 @@ def test_a_population_interval_never_runs_off_the_levels_the_model_integrates_ov
                                                                                   individual_max=0))
     rows = {r["condition"]: r for p in res["population"] for r in p["rows"]}
     near_floor = rows["ttft=300, delivery=prefetch"]
-    assert near_floor["population_q_ci_method"] == "profile"
+    assert near_floor["population_q_ci_method"] == "profile-t"
     assert near_floor["population_q_ci_low"] < near_floor["population_q"] < near_floor["population_q_ci_high"]
     for r in rows.values():  # the tested rates span 10-60 tokens/s
         assert 0 < r["population_q_ci_low"] and r["population_q_ci_high"] < 110, r

@@ -87,13 +87,17 @@ def test_the_methods_paragraph_names_a_sliders_default_ends():
 
 def test_the_methods_paragraph_names_the_population_intervals_method_per_condition(results):
     rows = results["population"][0]["rows"]
-    assert {r["population_q_ci_method"] for r in rows} <= {"delta", "profile"}
+    assert {r["population_q_ci_method"] for r in rows} == {"profile-t"}
+    assert ("95 % profile-likelihood interval: the values of the point whose profile log likelihood lies within "
+            "t²/2 of its maximum, t the Student-t quantile for that level on n − 1 degrees of freedom (n "
+            "participants).") in report.methods_paragraph(SPEC, results)
 
     def with_methods(*methods):
         pop = [{**results["population"][0], "rows": [{**r, "population_q_ci_method": m}
                                                       for r, m in zip(rows, methods)]}]
         return report.methods_paragraph(SPEC, {**results, "population": pop})
 
+    # results of earlier pipeline versions: the delta method, or the profile where σ sat at its floor
     assert "has a 95 % delta-method interval." in with_methods(*["delta"] * len(rows))
     mixed = with_methods("profile", *["delta"] * (len(rows) - 1))
     assert f"profile-likelihood one where σ sat at its lower bound (the participants agreed closely): " \

@@ -56,6 +56,18 @@ def test_analysis_benchmark_sets_the_rows_per_level_and_refuses_more_rows_than_t
     assert bad.returncode == 2 and "--blocks must lie between 1 and 20" in bad.stderr
 
 
+def test_analysis_benchmark_prints_the_population_quantiles_coverage_rows():
+    out = subprocess.run(
+        [sys.executable, "benchmarks/analysis.py", "--design", "population", "--population-runs", "2",
+         "--psignifit-datasets", "0"],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    assert "population quantile: coverage target" in out
+    rows = [line for line in out.splitlines() if line.startswith(("population 12 people", "population 30 people"))]
+    assert len(rows) == 4 and all(" pacelab profile-t " in r and "     2 " in r for r in rows)  # table, summary
+    assert not any(line.startswith("yes/no") for line in out.splitlines())
+
+
 def test_pooled_benchmark_prints_model_and_reported_coverage_for_every_design():
     out = subprocess.run(
         [sys.executable, "benchmarks/pooled.py", "--datasets", "1"],
