@@ -149,3 +149,10 @@ def test_the_report_is_written_in_the_language_asked_for_whatever_the_thread_las
         chinese = report.render_html(**kwargs, language="zh-hans")
     assert '<html lang="en">' in english and "analysis run 3" in english and "分析报告" not in english
     assert '<html lang="zh-hans">' in chinese and "分析报告" in chinese
+
+
+def test_an_open_threshold_interval_reads_as_unbounded_in_the_report(results):
+    entry = results["psychometric"][0]
+    opened = {**results, "psychometric": [{**entry, "pooled": {**entry["pooled"], "threshold_ci_95": [None, 21.5]}}]}
+    html = report.render_html(spec=SPEC, results=opened, figures=[], methods="M.", run={"id": 1})
+    assert "−∞ – 21.50" in html

@@ -320,3 +320,14 @@ def test_a_threshold_beyond_the_tested_levels_says_so_in_the_table(done_run, ana
     assert table.count('class="muted beyond"') == 1 and "below the levels tested" in table
     zh = alice.get(url(analysed, "analysis", run=done_run.pk), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "低于所测水平" in zh
+
+
+@pytest.mark.django_db
+def test_an_open_threshold_interval_shows_as_unbounded_not_as_a_number(done_run, analysed, client_of):
+    entry = done_run.results["psychometric"][0]
+    pooled = {**entry["pooled"], "threshold_ci_95": [None, 21.5]}  # stored null: the answers leave it open below
+    results = {**done_run.results, "psychometric": [{**entry, "pooled": pooled}]}
+    AnalysisRun.objects.filter(pk=done_run.pk).update(results=results)
+    html = client_of("alice").get(url(analysed, "analysis", run=done_run.pk)).content.decode()
+    table = re.search(r'<table class="data" id="thresholds">.*?</table>', html, re.S).group(0)
+    assert "−∞ – 21.50" in table and "None" not in table
