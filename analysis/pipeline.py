@@ -422,12 +422,10 @@ def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float],
                     f"{cond}: the threshold lies {fitted['beyond_levels']} the levels tested ({min(tested):g}–"
                     f"{max(tested):g}): the answers barely change across them, so its value and interval rest on "
                     f"the prior, not on the data")
-            open_sides = [side for side, end in zip(("low", "high"), fitted["threshold_ci_95"], strict=True)
-                          if end is not None and math.isinf(end)]
-            if open_sides:
+            if fitted["threshold_ci_open"]:
                 entry["warnings"].append(
-                    f"{cond}: the threshold's interval is open on the {' and '.join(open_sides)} side: the answers "
-                    "do not bound it within the levels tested")
+                    f"{cond}: the threshold's interval is open on the {' and '.join(fitted['threshold_ci_open'])} "
+                    "side: the answers do not bound it within the levels tested")
             if cond == "pooled":
                 entry["pooled"] = fitted
             else:

@@ -53,12 +53,7 @@ class Command(BaseCommand):
                                                  result, max_groups=groups))
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        summary["threshold_ci_open"] = [side for side, end in zip(("low", "high"), summary["threshold_ci_95"],
-                                                                  strict=True) if math.isinf(end)]
-        summary["warnings"] = result.warnings()
-        if summary["threshold_ci_open"] and not result.threshold_ci_open:
-            summary["warnings"].append("the participant jackknife leaves the threshold's interval open on the "
-                                       f"{' and '.join(summary['threshold_ci_open'])} side")
+        summary["warnings"] = result.warnings()  # the jackknife only widens finite ends: the open sides stand
         if opts["json"]:
             # strict JSON has no infinity: an open end is null, and threshold_ci_open names the side
             self.stdout.write(json.dumps(_strict(summary), indent=2, allow_nan=False))
