@@ -338,9 +338,9 @@ def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng) -> dict:
     out.update(clustered.spread_keys(rows["level"], rows["sum"], rows["count"], rows["participant"], opts, result,
                                      q=options.quantile, max_groups=options.cluster_groups))
     lo, hi = float(agg["level"].min()), float(agg["level"].max())
-    threshold = out.get("threshold")
-    if threshold is not None and np.isfinite(threshold) and not lo <= threshold <= hi:
-        out["beyond_levels"] = "below" if threshold < lo else "above"  # the prior's number, not the data's
+    if result.beyond_levels:
+        out["beyond_levels"] = result.beyond_levels  # the prior's number, not the data's
+    out["warnings"] = result.warnings()  # taken out by ``stage_psychometric`` into the block's warnings
     xs = np.linspace(lo, hi, 60)
     band = _psi_band(result, xs, 300, rng)
     out["curve"] = {"x": xs.tolist(), "psi": np.asarray(result.psi(xs), dtype=float).tolist(),
@@ -416,16 +416,7 @@ def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float],
                 entry["warnings"].append(f"{cond}: {exc}")
                 continue
             fitted["condition"] = str(cond)
-            if fitted.get("beyond_levels"):
-                tested = [p["level"] for p in fitted["points"]]
-                entry["warnings"].append(
-                    f"{cond}: the threshold lies {fitted['beyond_levels']} the levels tested ({min(tested):g}–"
-                    f"{max(tested):g}): the answers barely change across them, so its value and interval rest on "
-                    f"the prior, not on the data")
-            if fitted["threshold_ci_open"]:
-                entry["warnings"].append(
-                    f"{cond}: the threshold's interval is open on the {' and '.join(fitted['threshold_ci_open'])} "
-                    "side: the answers do not bound it within the levels tested")
+            entry["warnings"] += [f"{cond}: {w}" for w in fitted.pop("warnings")]
             if cond == "pooled":
                 entry["pooled"] = fitted
             else:

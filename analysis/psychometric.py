@@ -712,20 +712,35 @@ class FitResult:
         lo, hi = self.threshold_ci_95
         return [side for side, end in (("low", lo), ("high", hi)) if math.isinf(end)]
 
+    @property
+    def tested_range(self) -> tuple[float, float]:
+        """The lowest and highest level with trials, in the caller's units."""
+        levels = self._axis.inverse(self._pb.z)
+        return float(np.min(levels)), float(np.max(levels))
+
+    @property
+    def beyond_levels(self) -> str | None:
+        """"below" or "above" when the threshold lies outside the tested levels (its value is then the prior's,
+        not the data's), else None."""
+        low, high = self.tested_range
+        if not math.isfinite(self.threshold) or low <= self.threshold <= high:
+            return None
+        return "below" if self.threshold < low else "above"
+
     def warnings(self) -> list[str]:
         """What a researcher should know before reading the numbers: open intervals, a threshold outside the
-        tested levels (then it is the prior's, not the data's), nAFC answers below chance."""
+        tested levels (then it is the prior's, not the data's), nAFC answers below chance. One list for every
+        caller (``fit_curve``, the pipeline)."""
         pb, out = self._pb, []
-        levels = self._axis.inverse(pb.z)
-        low, high = float(np.min(levels)), float(np.max(levels))
+        low, high = self.tested_range
+        if self.beyond_levels:
+            out.append(f"the threshold ({self.threshold:.4g}) lies {self.beyond_levels} the levels tested "
+                       f"({low:g}–{high:g}): the answers barely change across them, so its value and interval rest "
+                       "on the prior, not on the data; test levels that reach it")
         for side in self.threshold_ci_open:
             out.append(f"the threshold's {100 * self.options.ci:g} % interval is open on the {side} side: the "
-                       f"answers do not bound it within the tested levels ({low:g}-{high:g}) and half their "
+                       f"answers do not bound it within the tested levels ({low:g}–{high:g}) and half their "
                        "spread beyond")
-        if not low <= self.threshold <= high:
-            where = "below" if self.threshold < low else "above"
-            out.append(f"the threshold ({self.threshold:.4g}) lies {where} the levels tested ({low:g}-{high:g}): "
-                       "its value comes from the prior, not the data; test levels that reach it")
         guess = self.options.fixed_guess
         if self.options.experiment != "yes/no" and guess is not None:
             k, n = float(pb.k.sum()), float(pb.n.sum())

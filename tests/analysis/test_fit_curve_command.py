@@ -134,7 +134,7 @@ def test_an_open_interval_is_null_in_strict_json_with_its_side_named_and_a_warni
     assert out["threshold_ci_95"][0] is None and out["threshold_ci_95"][1] > out["threshold"]
     assert out["threshold_ci_open"] == ["low"]
     assert any("open on the low side" in w for w in out["warnings"])
-    assert any("below the levels tested (10-60)" in w for w in out["warnings"])
+    assert any("below the levels tested (10–60)" in w for w in out["warnings"])
 
 
 def test_a_closed_interval_has_no_open_side_and_no_warnings(tmp_path):

@@ -7,12 +7,12 @@ jackknife where it reaches further (``analysis.clustered``; ``--no-jackknife`` k
 """
 
 import json
-import math
 
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis import clustered
 from analysis.curvefile import CurveFileError, read_with_participants
+from analysis.pipeline import jsonable
 from analysis.psychometric import EXPERIMENTS, INTERVALS, FitOptions, fit
 from analysis.sigmoids import NAMES
 
@@ -56,7 +56,7 @@ class Command(BaseCommand):
         summary["warnings"] = result.warnings()  # the jackknife only widens finite ends: the open sides stand
         if opts["json"]:
             # strict JSON has no infinity: an open end is null, and threshold_ci_open names the side
-            self.stdout.write(json.dumps(_strict(summary), indent=2, allow_nan=False))
+            self.stdout.write(json.dumps(jsonable(summary), indent=2, allow_nan=False))
             return
         lo, hi = summary["threshold_ci_95"]
         p = f"{summary['deviance_p']:.3f}" if summary["deviance_p"] is not None else "n/a"
@@ -75,13 +75,3 @@ class Command(BaseCommand):
         for warning in summary["warnings"]:
             self.stderr.write(f"warning: {warning}")
 
-
-def _strict(value):
-    """``value`` with every non-finite float (an open interval end, an absent p) as None."""
-    if isinstance(value, dict):
-        return {k: _strict(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_strict(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
