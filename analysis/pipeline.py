@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-PIPELINE_VERSION = 6  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
+PIPELINE_VERSION = 7  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
 # 3: fits over participants widened to the participant jackknife where that is wider (analysis.clustered);
 # 4: population σ as used, censored population points, 2AFC rate pairs, predictors per adaptive level, fidelity
 # groups with 2AFC trials, one-rating raters, unanimous-pair intervals (a data version alone would not rerun these);
@@ -30,6 +30,7 @@ PIPELINE_VERSION = 6  # 2: thresholds' intervals from FitOptions.interval (the h
 # perfectly separated answers, population intervals by the profile where the delta interval runs off the grid;
 # 6: open threshold intervals (ends the answers do not bound) as open, not the fitting grid's edge; population
 # quantile intervals by the profile likelihood with a Student-t cut ("profile-t")
+# 7: population points (μ, σ, the quantile) by restricted (REML-type) maximum likelihood
 STAGES: tuple[tuple[str, float], ...] = (
     ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
     ("predictors", 10), ("fidelity", 8),
@@ -466,7 +467,7 @@ def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
                 "pooled_threshold": pf.get("threshold"), "pooled_ci_low": ci[0], "pooled_ci_high": ci[1],
                 "quantile": pop.quantile, "population_q": pop.quantile_level,
                 "population_q_ci_low": pop.quantile_ci_95[0], "population_q_ci_high": pop.quantile_ci_95[1],
-                "population_q_ci_method": pop.interval_method,
+                "population_q_ci_method": pop.interval_method, "population_estimation": pop.estimation,
                 "population_mu": pop.mu_level, "population_sigma": pop.sigma,
                 "mean_individual_threshold": pop.mean_individual_threshold, "converged": pop.converged,
                 "lapse": pop.lapse, "guess": pop.guess,

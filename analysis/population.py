@@ -9,15 +9,21 @@ falling curve such as TTFT, so "acceptable" always means z >= m_i); a shared wid
 binomial likelihood per block. The marginal likelihood integrates each m_i out numerically
 and is maximised with scipy (a GLMM in all but name, fitted by direct integration rather than Laplace). The
 integral over each m_i runs on a fixed dense grid of thresholds (Gauss-Hermite nodes centred on μ miss the
-narrow individual likelihoods when σ is large against the width, which inflates σ). The q point is
-μ + Φ⁻¹(q)·σ; its 95 % interval is the profile-likelihood interval of q with a small-sample cut: the q whose
-profile negative log likelihood lies within t²/2 of the best fit, t the Student-t quantile on n − 1 degrees of
-freedom (n participants), an F(1, n − 1) calibration of the likelihood ratio ("profile-t"). With 12 participants
-the delta-method (Wald) interval on (μ, log σ) covered 89-90 % and the profile interval with the χ²₁ cut 92.7 %,
-both missing mostly on the high side (σ is estimated low and the Wald interval is symmetric); the Wald interval
-with the t quantile reached only 91 % (docs/analysis.md, "Population acceptability"). μ's interval is the Wald
-interval with the t quantile, or the profile-t interval where σ sits at or near its lower bound (the participants
-agree, and the information on log σ vanishes, so the Wald interval is absent or runs off the threshold grid).
+narrow individual likelihoods when σ is large against the width, which inflates σ).
+
+The point estimates (μ, σ and the q point μ + Φ⁻¹(q)·σ) are restricted ("REML-type") maximum likelihood ones:
+the likelihood carries the Cox-Reid adjustment for μ, + ½·log I_μμ (μ's information at fixed σ, read from the
+same grid weights), which is exact REML for normal individual likelihoods. Plain maximum likelihood divides the
+spread by n, not n − 1, and put the 75 % point 3 % of the curve's width low at 12 participants.
+
+The intervals are the plain likelihood's, calibrated for n participants: the q point's is the profile-likelihood
+interval cut at t²/2, t the Student-t quantile on n − 1 degrees of freedom, an F(1, n − 1) calibration of the
+likelihood ratio ("profile-t"); μ's is the Wald interval with that t quantile, or the profile-t interval where σ
+sits at or near its lower bound (the participants agree, and the information on log σ vanishes, so the Wald
+interval is absent or runs off the threshold grid). With 12 participants the delta-method (Wald) interval on
+(μ, log σ) covered 89-90 %, the profile interval with the χ²₁ cut 92.7 %, and the profile of the REML-adjusted
+likelihood 94 % with the χ²₁ cut and 97 % with the t cut (docs/analysis.md, "Population acceptability").
+``reml=False`` gives pipeline version 6's fit: maximum likelihood points, the same intervals.
 Per-condition tables and a sentence for the report come at the end.
 """
 
@@ -59,6 +65,9 @@ class PopulationResult:
     # the quantile's interval: "profile-t" (profile likelihood cut at t²(n − 1)/2); results of earlier versions
     # say "delta" (Wald on μ, log σ, normal quantile) or "profile" (profile likelihood cut at χ²₁/2)
     interval_method: str = "profile-t"
+    # the point estimates (μ, σ, the q point): "reml" (the Cox–Reid adjusted likelihood) or "ml" (reml=False, and
+    # results of pipeline version 6 and earlier)
+    estimation: str = "reml"
 
 
 def _columns(df: pd.DataFrame) -> pd.DataFrame:
@@ -104,8 +113,9 @@ def _unpack(theta, fixed_guess, opts: FitOptions, floor: float = 0.0):
 
 
 def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quantile: float = 0.75,
-                   nodes: int = 241, individual: bool = True) -> PopulationResult:
-    """Fit the hierarchical model to one group; ``individual`` also fits each participant for the naive mean."""
+                   nodes: int = 241, individual: bool = True, reml: bool = True) -> PopulationResult:
+    """Fit the hierarchical model to one group; ``individual`` also fits each participant for the naive mean,
+    ``reml=False`` maximises the plain marginal likelihood (σ biased low with few participants)."""
     opts = options or FitOptions(lapse_bounds=(0.0, 0.2), guess_bounds=(0.0, 0.2))
     if not 0 < quantile < 1:
         raise ValueError("quantile must lie strictly between 0 and 1")
@@ -131,7 +141,7 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     grid = np.linspace(zu[0] - spread, zu[-1] + spread, nodes)
     step = grid[1] - grid[0]
 
-    def nll(theta):
+    def nll(theta, reml=False):
         mu, sigma, w, lapse, guess = _unpack(theta, fixed_guess, opts, step)
         psi = guess + (1 - guess - lapse) * sig(z[:, None], grid[None, :], w)
         psi = np.clip(psi, 1e-12, 1 - 1e-12)
@@ -139,20 +149,27 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         per = np.add.reduceat(ll_rows, firsts, axis=0)  # (participants, G)
         log_prior = -0.5 * ((grid - mu) / sigma) ** 2
         log_prior = log_prior - special.logsumexp(log_prior)  # normalised on the grid
-        val = -float(np.sum(special.logsumexp(per + log_prior[None, :], axis=1)))
+        joint = per + log_prior[None, :]
+        marginal = special.logsumexp(joint, axis=1)
+        val = -float(np.sum(marginal))
+        if reml:
+            val += 0.5 * _log_mu_information(joint, marginal, log_prior, grid, sigma, spread)
         return val if np.isfinite(val) else 1e300
+
+    def maximise(f, start):
+        res = optimize.minimize(f, np.asarray(start), method="Nelder-Mead",
+                                options={"xatol": 1e-5, "fatol": 1e-7, "maxiter": 4000, "maxfev": 8000})
+        return res if res.success else optimize.minimize(f, res.x, method="BFGS")
 
     start = [float(np.median(z)), np.log(spread / 4 - step), np.log(spread / 2)]
     if opts.lapse is None:
         start.append(-3.0)
     if fixed_guess is None:
         start.append(-3.0)
-    res = optimize.minimize(nll, np.asarray(start), method="Nelder-Mead",
-                            options={"xatol": 1e-5, "fatol": 1e-7, "maxiter": 4000, "maxfev": 8000})
-    if not res.success:
-        res = optimize.minimize(nll, res.x, method="BFGS")
-    theta = res.x
-    mu, sigma, w, lapse, guess = _unpack(theta, fixed_guess, opts, step)
+    ml = maximise(nll, start)
+    # the point estimates: σ from the restricted likelihood (maximum likelihood's σ is low with few people)
+    res = maximise(lambda th: nll(th, reml=True), ml.x) if reml else ml
+    mu, sigma, w, lapse, guess = _unpack(res.x, fixed_guess, opts, step)
     zq = float(special.ndtri(quantile))
     q_point = mu + zq * sigma
 
@@ -165,8 +182,12 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     # thresholds run off the grid the model integrates over: any number would be the optimiser's, not the data's
     if not grid[0] <= mu <= grid[-1] or not grid[0] <= q_point <= grid[-1]:
         raise censored(min(mu, q_point) < grid[0])
+
+    # the intervals: the plain likelihood's, calibrated for n participants by the t(n − 1) quantile (below)
+    theta = ml.x
+    sigma_ml = _unpack(theta, fixed_guess, opts, step)[1]
     cov = _covariance(nll, theta)
-    dsigma = sigma - step  # dσ/dθ₁
+    dsigma = sigma_ml - step  # dσ/dθ₁
     var_mu = cov[0, 0]
     var_q = cov[0, 0] + 2 * zq * dsigma * cov[0, 1] + (zq * dsigma) ** 2 * cov[1, 1]
     # n participants, n − 1 degrees of freedom for the spread between them: with few people the χ²₁ (normal)
@@ -176,8 +197,9 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     def half_width(var):
         return t_ci * np.sqrt(max(var, 0.0)) if np.isfinite(var) else np.inf
 
-    def profiled(point_z, half, z_of_sd):
-        ends = _profile_interval(nll, theta, z_of_sd, float(res.fun), spread, step, t_ci**2 / 2, half)
+    def profiled(z_of_sd, half):
+        point_z = theta[0] + z_of_sd * sigma_ml
+        ends = _profile_interval(nll, theta, z_of_sd, float(ml.fun), spread, step, t_ci**2 / 2, half)
         # beyond the tested levels with no limit on how far (all yes, or all no): the data only say "beyond"
         if point_z < zu[0] and np.isinf(ends[0]) or point_z > zu[-1] and np.isinf(ends[1]):
             raise censored(point_z < zu[0])
@@ -186,7 +208,7 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
 
     # the quantile: the Wald interval misses mostly above (σ estimated low, a symmetric interval); the profile
     # follows the likelihood's skew. The Wald half-width only seeds the profile's search for its ends
-    q_ci = profiled(q_point, half_width(var_q), zq)
+    q_ci = profiled(zq, half_width(var_q))
     # μ: the Wald interval, which stands on a quadratic log likelihood; one that runs off the grid the model
     # integrates over (σ near its floor, where log σ is barely informed) shows that the quadratic has failed, and
     # with σ at its lower bound (people agree) the information on log σ vanishes: the profile still has an interval
@@ -195,7 +217,7 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         lo, hi = axis.inverse(np.array([mu - half, mu + half]))
         mu_ci = (float(min(lo, hi)), float(max(lo, hi)))
     else:
-        mu_ci = profiled(mu, half, 0.0)
+        mu_ci = profiled(0.0, half)
 
     mean_ind = None
     if individual:
@@ -222,9 +244,27 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         mean_individual_threshold=mean_ind,
         n_participants=n_people,
         n_trials=int(n.sum()),
-        converged=bool(res.success),
-        interval_method="profile-t",
+        converged=bool(res.success and ml.success),
+        estimation="reml" if reml else "ml",
     )
+
+
+def _log_mu_information(joint: np.ndarray, marginal: np.ndarray, log_prior: np.ndarray, grid: np.ndarray,
+                        sigma: float, sigma_cap: float = np.inf) -> float:
+    """log of the observed information on μ at fixed (σ, width, lapse, guess), Σᵢ (Var_prior − Var_postᵢ) / σ⁴:
+    each participant's marginal likelihood's curvature in μ, read from the same grid weights (no extra likelihood
+    evaluations). Half of it is the Cox–Reid adjustment that turns the likelihood of σ into a REML-like one.
+
+    The σ⁴ is taken at no more than ``sigma_cap``: with σ beyond the grid the thresholds are integrated on, the
+    prior is flat there, the likelihood stops depending on σ, and a term falling as −2·log σ would pull σ on to
+    infinity (answers all one way, where the likelihood is flat in σ)."""
+    post = np.exp(joint - marginal[:, None])
+    mean_post = post @ grid
+    var_post = post @ grid**2 - mean_post**2
+    prior = np.exp(log_prior)
+    var_prior = float(prior @ grid**2 - (prior @ grid) ** 2)
+    total = float(np.sum(np.maximum(var_prior - var_post, 0.0)))
+    return float(np.log(max(total, 1e-300)) - 4.0 * np.log(min(sigma, sigma_cap)))
 
 
 def _profile_interval(nll, theta, zq: float, best: float, spread: float, floor: float, cut: float,
@@ -332,6 +372,7 @@ def fit_by_condition(df: pd.DataFrame, options: FitOptions | None = None, *, qua
             "population_q_ci_low": pop.quantile_ci_95[0],
             "population_q_ci_high": pop.quantile_ci_95[1],
             "population_q_ci_method": pop.interval_method,
+            "population_estimation": pop.estimation,
             "population_mu": pop.mu_level,
             "population_sigma": pop.sigma,
             "mean_individual_threshold": pop.mean_individual_threshold,

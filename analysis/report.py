@@ -132,6 +132,16 @@ def _population_interval_phrase(results: Mapping[str, Any]) -> str:
             f"agreed closely): {', '.join(profile)}")
 
 
+def _population_estimation_phrase(results: Mapping[str, Any]) -> str:
+    """How μ and σ were estimated: restricted maximum likelihood (pipeline version 7 on), plain maximum likelihood
+    in earlier results (which have no ``population_estimation``)."""
+    rows = [r for p in results.get("population") or [] for r in p.get("rows") or []]
+    if rows and all(r.get("population_estimation") == "reml" for r in rows):
+        return (", μ and σ estimated by restricted (REML-type) maximum likelihood (the Cox–Reid adjustment for μ "
+                "added to the marginal likelihood; the intervals are the unadjusted likelihood's)")
+    return ", μ and σ estimated by maximum likelihood"
+
+
 def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> str:
     """A methods section in prose: design, N, exclusions, and how each analysis was fitted."""
     opts = results.get("options") or {}
@@ -177,7 +187,8 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
         out.append(
             f"Population acceptability (the level at which {q:g} % of users accept) was estimated with a hierarchical "
             f"model: participants' thresholds Normal(μ, σ), a shared width, lapse and guess fixed at the pooled fit's "
-            f"values (at least 1 %), each threshold integrated out numerically; the {q:g} % point "
+            f"values (at least 1 %), each threshold integrated out numerically"
+            f"{_population_estimation_phrase(results)}; the {q:g} % point "
             f"{_quantile_formula(results, q / 100)} has a {100 * opts.get('ci', 0.95):g} % "
             f"{_population_interval_phrase(results)}.")
     ratings = [r for r in results.get("ratings") or [] if r.get("mos")]

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import special
 
 from analysis import population
 from analysis.population import CensoredError, fit_by_condition, fit_by_participant, fit_population, shift_phrase
@@ -68,10 +69,53 @@ def test_few_participants_get_the_profile_interval_with_a_students_t_cut(monkeyp
     assert r.interval_method == "profile-t"
     assert cuts == [pytest.approx(t**2 / 2, rel=1e-4)]  # the quantile's only: μ's Wald interval stands
     lo, hi = r.quantile_ci_95
+    assert lo < r.quantile_level < hi
     assert hi - r.quantile_level > 1.3 * (r.quantile_level - lo)  # follows σ's skewed likelihood; Wald would not
     narrow = fit_population(df, FitOptions(lapse=0.0, guess=0.0, ci=0.8), individual=False)
     mu_ratio = (narrow.mu_ci_95[1] - narrow.mu_ci_95[0]) / (r.mu_ci_95[1] - r.mu_ci_95[0])
     assert mu_ratio == pytest.approx(1.3634 / t, rel=1e-3)  # μ: Wald with t(11), not the normal's 1.2816 / 1.96
+
+
+def test_the_point_is_restricted_maximum_likelihoods_and_the_interval_the_plain_likelihoods():
+    # maximum likelihood puts σ, and so the 75 % point, low with few people (3 % of the width at 12); the
+    # REML-type fit corrects the point. The interval is the plain likelihood's profile with the t cut either way
+    # (it covered 95-96 %; the REML likelihood's own profile 94 % with the χ²₁ cut, 97 % with the t cut)
+    df = _population(np.random.default_rng(0), mu=35.0, sd=8.0, people=12, n=5)
+    reml = fit_population(df, OPTS, individual=False)
+    ml = fit_population(df, OPTS, individual=False, reml=False)
+    assert (reml.estimation, ml.estimation) == ("reml", "ml")
+    assert ml.sigma < reml.sigma and ml.quantile_level < reml.quantile_level
+    assert reml.quantile_ci_95 == ml.quantile_ci_95
+    assert reml.mu_level == pytest.approx(ml.mu_level, abs=0.2)
+
+
+def test_the_mu_information_is_the_normal_models_n_over_sigma2_plus_v():
+    # each participant's likelihood for their threshold normal around x_i with variance v: integrating m_i out
+    # leaves x_i ~ Normal(μ, σ² + v), whose information on μ is n / (σ² + v) at any μ
+    grid = np.linspace(-60.0, 60.0, 2401)
+    x, v, sigma, mu = np.array([-3.0, 0.5, 2.0, 7.0]), 4.0, 5.0, 1.5
+    per = -0.5 * (grid[None, :] - x[:, None]) ** 2 / v
+    log_prior = -0.5 * ((grid - mu) / sigma) ** 2
+    log_prior -= special.logsumexp(log_prior)
+    joint = per + log_prior[None, :]
+    log_info = population._log_mu_information(joint, special.logsumexp(joint, axis=1), log_prior, grid, sigma)
+    assert np.exp(log_info) == pytest.approx(len(x) / (sigma**2 + v), rel=1e-4)
+
+
+def test_reml_divides_the_spread_by_n_minus_1_where_maximum_likelihood_divides_by_n():
+    # thresholds measured almost exactly (400 trials at each of 25 levels): the fitted σ is the sample SD of the
+    # thresholds, with the divisor n − 1 under REML and n under maximum likelihood, as for a normal sample
+    rng = np.random.default_rng(3)
+    s, levels, thresholds = Sigmoid("logistic"), np.linspace(5, 65, 25), rng.normal(35.0, 8.0, 6)
+    rows = [(f"p{i}", level, int(rng.binomial(400, s(level, m, 4.0))), 400)
+            for i, m in enumerate(thresholds) for level in levels]
+    df = pd.DataFrame(rows, columns=["participant", "level", "n_positive", "n_total"])
+    reml = fit_population(df, OPTS, individual=False)
+    ml = fit_population(df, OPTS, individual=False, reml=False)
+    assert reml.sigma == pytest.approx(np.std(thresholds, ddof=1), rel=0.03)
+    assert ml.sigma == pytest.approx(np.std(thresholds, ddof=0), rel=0.03)
+    assert reml.sigma / ml.sigma == pytest.approx(np.sqrt(6 / 5), rel=0.01)
+    assert reml.mu_level == pytest.approx(ml.mu_level, abs=0.05)  # μ is the same mean either way
 
 
 def test_the_interval_follows_the_confidence_level_asked_for():

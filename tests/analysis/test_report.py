@@ -97,6 +97,11 @@ def test_the_methods_paragraph_names_the_population_intervals_method_per_conditi
                                                       for r, m in zip(rows, methods)]}]
         return report.methods_paragraph(SPEC, {**results, "population": pop})
 
+    assert "μ and σ estimated by restricted (REML-type) maximum likelihood" in report.methods_paragraph(SPEC, results)
+    older = [{**results["population"][0], "rows": [{k: v for k, v in r.items() if k != "population_estimation"}
+                                                   for r in rows]}]
+    older_text = report.methods_paragraph(SPEC, {**results, "population": older})
+    assert "μ and σ estimated by maximum likelihood;" in older_text
     # results of earlier pipeline versions: the delta method, or the profile where σ sat at its floor
     assert "has a 95 % delta-method interval." in with_methods(*["delta"] * len(rows))
     mixed = with_methods("profile", *["delta"] * (len(rows) - 1))
