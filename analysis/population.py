@@ -262,9 +262,9 @@ def _log_mu_information(joint: np.ndarray, marginal: np.ndarray, log_prior: np.n
     each participant's marginal likelihood's curvature in μ, read from the same grid weights (no extra likelihood
     evaluations). Half of it is the Cox–Reid adjustment that turns the likelihood of σ into a REML-like one.
 
-    The σ⁴ is taken at no more than ``sigma_cap``: with σ beyond the grid the thresholds are integrated on, the
-    prior is flat there, the likelihood stops depending on σ, and a term falling as −2·log σ would pull σ on to
-    infinity (answers all one way, where the likelihood is flat in σ)."""
+    The σ⁴ is taken at no more than ``sigma_cap`` (the fit passes the levels' spread): as σ outgrows the grid the
+    thresholds are integrated on, the prior flattens on it and the likelihood stops depending on σ, and a term
+    falling as −2·log σ would then pull σ on to infinity (answers all one way, where the likelihood is flat in σ)."""
     post = np.exp(joint - marginal[:, None])
     mean_post = post @ grid
     var_post = post @ grid**2 - mean_post**2
