@@ -33,6 +33,8 @@ from scipy import optimize
 from scipy.sparse.csgraph import connected_components
 from scipy.special import log_ndtr, ndtri
 
+from analysis.logspace import logsumexp
+
 SIGMA = 1.0 / float(ndtri(0.75))  # Φ(1 / SIGMA) = 0.75: one JOD
 LN3 = math.log(3.0)  # logistic distance of 75 % preference
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -129,12 +131,7 @@ def _log_z(k: float, m: float) -> float:
     """log ∫ Φ(x/σ)^k Φ(−x/σ)^m dx: the normalising constant of one prior component (trapezoid, fine grid)."""
     grid = np.linspace(-40.0, 40.0, 8001)
     x = grid / SIGMA
-    return float(_lse(k * log_ndtr(x) + m * log_ndtr(-x), axis=0) + math.log(grid[1] - grid[0]))
-
-
-def _lse(a: np.ndarray, axis: int) -> np.ndarray:
-    top = a.max(axis=axis, keepdims=True)
-    return np.squeeze(top, axis=axis) + np.log(np.exp(a - top).sum(axis=axis))
+    return float(logsumexp(k * log_ndtr(x) + m * log_ndtr(-x), axis=0) + math.log(grid[1] - grid[0]))
 
 
 class _Prior:
@@ -154,7 +151,7 @@ class _Prior:
     def terms(self, x: np.ndarray, lp: np.ndarray, lq: np.ndarray, r1: np.ndarray, r2: np.ndarray):
         """log π(d) and its first and second derivatives in d, at each fitted distance d = σx."""
         comp = self.k * lp[:, None] + self.m * lq[:, None] + self.offset
-        total = _lse(comp, axis=1)
+        total = logsumexp(comp, axis=1)
         w = np.exp(comp - total[:, None])
         g = (self.k * r1[:, None] - self.m * r2[:, None]) / SIGMA
         h = -(self.k * (r1 * (x + r1))[:, None] + self.m * (r2 * (r2 - x))[:, None]) / SIGMA**2

@@ -36,6 +36,7 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from analysis import clustered
+from analysis.logspace import logsumexp
 from analysis.psychometric import Axis, FitOptions, aggregate, fit
 from analysis.psychometric import blocks as psy_blocks
 from analysis.sigmoids import Sigmoid
@@ -148,9 +149,9 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         ll_rows = k[:, None] * np.log(psi) + (n - k)[:, None] * np.log1p(-psi)  # (R, G)
         per = np.add.reduceat(ll_rows, firsts, axis=0)  # (participants, G)
         log_prior = -0.5 * ((grid - mu) / sigma) ** 2
-        log_prior = log_prior - _logsumexp(log_prior)  # normalised on the grid
+        log_prior = log_prior - logsumexp(log_prior)  # normalised on the grid
         joint = per + log_prior[None, :]
-        marginal = _logsumexp(joint, axis=-1)
+        marginal = logsumexp(joint, axis=-1)
         val = -float(np.sum(marginal))
         if reml:
             val += 0.5 * _log_mu_information(joint, marginal, log_prior, grid, sigma, spread)
@@ -247,13 +248,6 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         converged=bool(res.success and ml.success),
         estimation="reml" if reml else "ml",
     )
-
-
-def _logsumexp(a: np.ndarray, axis: int = -1) -> np.ndarray:
-    """log Σ exp along ``axis`` for finite inputs: scipy's ``logsumexp`` checks and broadcasts more, which on these
-    small arrays costs as much as the sum (two calls per likelihood evaluation, ~750 evaluations a fit)."""
-    top = a.max(axis=axis, keepdims=True)
-    return np.squeeze(top, axis=axis) + np.log(np.exp(a - top).sum(axis=axis))
 
 
 def _log_mu_information(joint: np.ndarray, marginal: np.ndarray, log_prior: np.ndarray, grid: np.ndarray,
