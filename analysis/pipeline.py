@@ -463,14 +463,10 @@ def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
                 warnings.append(f"{cond}: the population quantile's interval could not be computed")
             ci = pf.get("threshold_ci_95") or [None, None]
             rows.append({
-                "condition": str(cond), "n_participants": pop.n_participants, "n_trials": pop.n_trials,
+                "condition": str(cond),
                 "pooled_threshold": pf.get("threshold"), "pooled_ci_low": ci[0], "pooled_ci_high": ci[1],
-                "quantile": pop.quantile, "population_q": pop.quantile_level,
-                "population_q_ci_low": pop.quantile_ci_95[0], "population_q_ci_high": pop.quantile_ci_95[1],
-                "population_q_ci_method": pop.interval_method, "population_estimation": pop.estimation,
-                "population_mu": pop.mu_level, "population_sigma": pop.sigma,
-                "mean_individual_threshold": pop.mean_individual_threshold, "converged": pop.converged,
-                "lapse": pop.lapse, "guess": pop.guess,
+                **pop.columns(),
+                "converged": pop.converged, "lapse": pop.lapse, "guess": pop.guess,
             })
             if not individual:
                 warnings.append(f"{cond}: {pop.n_participants} participants: individual fits skipped "

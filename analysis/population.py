@@ -70,6 +70,22 @@ class PopulationResult:
     # results of pipeline version 6 and earlier)
     estimation: str = "reml"
 
+    def columns(self) -> dict:
+        """The fit's keys of a per-condition row, as ``fit_by_condition`` and the pipeline both store them."""
+        return {
+            "n_participants": self.n_participants,
+            "n_trials": self.n_trials,
+            "quantile": self.quantile,
+            "population_q": self.quantile_level,
+            "population_q_ci_low": self.quantile_ci_95[0],
+            "population_q_ci_high": self.quantile_ci_95[1],
+            "population_q_ci_method": self.interval_method,
+            "population_estimation": self.estimation,
+            "population_mu": self.mu_level,
+            "population_sigma": self.sigma,
+            "mean_individual_threshold": self.mean_individual_threshold,
+        }
+
 
 def _columns(df: pd.DataFrame) -> pd.DataFrame:
     """Blocks (participant, level, n_positive, n_total) from trial or aggregated rows."""
@@ -362,21 +378,11 @@ def fit_by_condition(df: pd.DataFrame, options: FitOptions | None = None, *, qua
         pop = fit_population(g, opts, quantile=quantile, individual=individual)
         rows.append({
             "condition": cond,
-            "n_participants": pop.n_participants,
-            "n_trials": pop.n_trials,
             "pooled_threshold": pooled.threshold,
             "pooled_ci_low": pooled_ci[0],
             "pooled_ci_high": pooled_ci[1],
             "pooled_ci_jackknife_groups": spread["cluster"].get("groups", 0),
-            "quantile": quantile,
-            "population_q": pop.quantile_level,
-            "population_q_ci_low": pop.quantile_ci_95[0],
-            "population_q_ci_high": pop.quantile_ci_95[1],
-            "population_q_ci_method": pop.interval_method,
-            "population_estimation": pop.estimation,
-            "population_mu": pop.mu_level,
-            "population_sigma": pop.sigma,
-            "mean_individual_threshold": pop.mean_individual_threshold,
+            **pop.columns(),
         })
     return pd.DataFrame(rows)
 

@@ -113,11 +113,16 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return "n/a" if x is None else f"{x:.{digits}g}"
 
 
+def _population_rows(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every condition's population row, over the yes/no blocks."""
+    return [r for p in results.get("population") or [] for r in p.get("rows") or []]
+
+
 def _population_interval_phrase(results: Mapping[str, Any]) -> str:
     """Which interval the population quantile got: the profile likelihood with a Student-t cut ("profile-t", every
     condition of current results); in results of earlier pipeline versions delta-method, profile-likelihood (σ at its
     lower bound, where the delta method has none), or each for the conditions that used it."""
-    rows = [r for p in results.get("population") or [] for r in p.get("rows") or []]
+    rows = _population_rows(results)
     if rows and all(r.get("population_q_ci_method") == "profile-t" for r in rows):
         return ("profile-likelihood interval: the values of the point whose profile log likelihood lies within t²/2 "
                 "of its maximum, t the Student-t quantile for that level on n − 1 degrees of freedom (n "
@@ -135,7 +140,7 @@ def _population_interval_phrase(results: Mapping[str, Any]) -> str:
 def _population_estimation_phrase(results: Mapping[str, Any]) -> str:
     """How μ and σ were estimated: restricted maximum likelihood (pipeline version 7 on), plain maximum likelihood
     in earlier results (which have no ``population_estimation``)."""
-    rows = [r for p in results.get("population") or [] for r in p.get("rows") or []]
+    rows = _population_rows(results)
     if rows and all(r.get("population_estimation") == "reml" for r in rows):
         return (", μ and σ estimated by restricted (REML-type) maximum likelihood (the Cox–Reid adjustment for μ "
                 "added to the marginal likelihood; the intervals are the unadjusted likelihood's)")
@@ -182,7 +187,7 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
             f"(m, the 50 % point of the sigmoid's rise) are reported with {100 * opts.get('ci', 0.95):g} % "
             f"{_INTERVAL_PHRASES.get(opts.get('interval', 'posterior'), 'intervals')}."
             + _jackknife_phrase(results))
-    if any(p.get("rows") for p in results.get("population") or []):
+    if _population_rows(results):
         q = 100 * opts.get("quantile", 0.75)
         out.append(
             f"Population acceptability (the level at which {q:g} % of users accept) was estimated with a hierarchical "
