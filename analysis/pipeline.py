@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-PIPELINE_VERSION = 7  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
+PIPELINE_VERSION = 8  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
 # 3: fits over participants widened to the participant jackknife where that is wider (analysis.clustered);
 # 4: population σ as used, censored population points, 2AFC rate pairs, predictors per adaptive level, fidelity
 # groups with 2AFC trials, one-rating raters, unanimous-pair intervals (a data version alone would not rerun these);
@@ -31,6 +31,8 @@ PIPELINE_VERSION = 7  # 2: thresholds' intervals from FitOptions.interval (the h
 # 6: open threshold intervals (ends the answers do not bound) as open, not the fitting grid's edge; population
 # quantile intervals by the profile likelihood with a Student-t cut ("profile-t")
 # 7: population points (μ, σ, the quantile) by restricted (REML-type) maximum likelihood
+# 8: shifted threshold readings (another proportion, guess rate free) held at the fitting grid's edge past it, and a
+# point past every level in an interval open on its side
 STAGES: tuple[tuple[str, float], ...] = (
     ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
     ("predictors", 10), ("fidelity", 8),

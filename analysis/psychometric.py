@@ -486,12 +486,13 @@ def _profile_cut(ll: np.ndarray, ci: float) -> float:
 def _shifted(m: np.ndarray, ll: np.ndarray, offset: np.ndarray, q: np.ndarray) -> np.ndarray:
     """``ll`` (M, ...) read along its evenly spaced m axis at m = q − offset for every nuisance column: (Q, ...).
 
-    Linear interpolation between m nodes; −inf outside the grid's m range or where the offset is infinite."""
+    Linear interpolation between m nodes; past an end of the grid's m range the end node's value (the grid spans
+    the levels ± half their spread, where the answers stop moving the likelihood, and the profile interval reads
+    a segment still above the cut there as open in the same way); −inf where the offset is infinite."""
     off = np.broadcast_to(offset, ll.shape[1:])
     pos = (q.reshape((-1,) + (1,) * off.ndim) - off[None] - m[0]) / (m[1] - m[0])
-    with np.errstate(invalid="ignore"):
-        outside = ~np.isfinite(pos) | (pos < 0) | (pos > len(m) - 1)
-    pos = np.where(outside, 0.0, pos)
+    outside = ~np.isfinite(pos)
+    pos = np.clip(np.where(outside, 0.0, pos), 0, len(m) - 1)
     i0 = np.minimum(pos.astype(int), len(m) - 2)
     t = pos - i0
     y0 = _gather(ll, i0)
@@ -568,12 +569,6 @@ def _hybrid_range(pb: _Problem, ax: dict, ll: np.ndarray, ci: float, offset) -> 
     f = integrate(f).reshape(len(q), -1)  # one column per (width, lapse, η): maximised over by ``_profile_range``
     cut = _profile_cut(f, ci)
     lo, hi = _profile_range(q, f, cut, 0.0)
-    if shifted:
-        # read along q, each column runs off the m grid somewhere near the ends, which truncates the integral
-        # there; the data leave q open on a side where the likelihood at that edge of the m grid is above the cut
-        edge = integrate(np.where(np.isfinite(off)[None], ll[[0, -1]], -np.inf)).reshape(2, -1).max(axis=1)
-        lo = -np.inf if edge[0] >= cut else lo
-        hi = np.inf if edge[1] >= cut else hi
     return float(lo), float(hi)
 
 
@@ -701,6 +696,10 @@ class FitResult:
             else:
                 z = np.broadcast_to(ax["m"][:, None, None, None] + offset[None, ..., 0], mass.shape)
                 lo, hi = _weighted_quantiles(z, mass, (tail, 1 - tail))
+        # a point past every level (ψ at the fitted rates starts above p, or never reaches it) lies in its interval:
+        # that side is open, whatever the other rates would bound
+        lo = -np.inf if point == -np.inf else lo
+        hi = np.inf if point == np.inf else hi
         return self._to_levels(float(point), lo, hi)
 
     def _to_levels(self, point, lo, hi):

@@ -299,6 +299,47 @@ def test_hybrid_interval_ends_where_the_guess_integrated_profile_drops_by_half_t
     assert qlo < q < qhi and qlo > lo
 
 
+def test_a_shifted_reading_ends_where_the_guess_integrated_profile_along_it_drops_by_half_the_chi2_quantile():
+    # the 75 % point of ψ is m plus a shift that depends on the guess rate, so the hybrid reads the likelihood
+    # along q = m + shift(w, g) before integrating the guess rate out: the same definition, computed by quadrature
+    levels = np.linspace(30, 90, 7)
+    data = simulate(np.random.default_rng(3), levels, 40, m=40.0, w=40.0, guess=0.05, lapse=0.02)
+    r = fit(data, FitOptions(overdispersion=False, lapse=0.02, deviance_samples=0, interval="hybrid"))
+    s = Sigmoid("logistic")
+
+    def loglik(m, w, g):
+        p = np.clip(g + (0.98 - g) * s(data.levels, m, w), 1e-12, 1 - 1e-12)
+        return float(data.n_positive @ np.log(p) + (data.n_total - data.n_positive) @ np.log1p(-p))
+
+    ref = loglik(40.0, 40.0, 0.05)
+
+    def integrated(q, w):  # ψ(q) = 0.75 at every guess rate: m = q − shift(w, g)
+        def integrand(g):
+            m = q - s.inverse((0.75 - g) / (0.98 - g), 0.0, w)
+            return 10 * (1 - g) ** 9 * math.exp(loglik(m, w, g) - ref)
+        val, _ = integrate.quad(integrand, 0, 0.5, limit=200)
+        return math.log(val) + ref
+
+    def profile(q):
+        return -optimize.minimize_scalar(lambda w: -integrated(q, w), bounds=(2.0, 200.0), method="bounded").fun
+
+    point, (lo, hi) = r.threshold_at(0.75)
+    best = -optimize.minimize_scalar(lambda q: -profile(q), bounds=(lo, hi), method="bounded").fun
+    cut = best - stats.chi2.ppf(0.95, 1) / 2
+    assert lo < point < hi
+    assert profile(lo) == pytest.approx(cut, abs=0.15) and profile(hi) == pytest.approx(cut, abs=0.15)
+
+
+def test_a_point_past_every_level_lies_in_its_interval_which_is_open_on_that_side():
+    # the 10 % point where the fitted guess rate is above 10 %: ψ starts above it, so the point is −∞ and the
+    # interval cannot close below it, whatever the guess rates under 10 % would bound
+    data = simulate(np.random.default_rng(0), np.linspace(30, 90, 7), 30, m=40.0, w=40.0, guess=0.02, lapse=0.02)
+    r = fit(data, FitOptions(deviance_samples=0))
+    point, (lo, hi) = r.threshold_at(0.1)
+    assert r.guess > 0.1 and point == -math.inf
+    assert lo == -math.inf and math.isfinite(hi)
+
+
 def test_hybrid_interval_is_shorter_than_the_profile_where_the_guess_rate_is_not_identified():
     # the profile ranges over every guess rate the data allow; the hybrid weighs them by their prior
     levels = np.linspace(30, 90, 7)
