@@ -6,8 +6,8 @@
 
 Each design simulates data sets from a known observer (``analysis.psychometric.simulate``: each level's trials
 in ``BLOCKS`` rows, guess and lapse rates, beta-binomial overdispersion drawn per row) and fits them with
-``analysis.psychometric.fit``, once per threshold interval method (``--intervals``: the posterior percentile
-interval, the default, and the profile-likelihood interval).
+``analysis.psychometric.fit``, once per threshold interval method (``--intervals``: the hybrid interval, the
+default; the posterior percentile interval, psignifit's; the profile-likelihood interval).
 Reported per design:
 
 - coverage: share of 95 % threshold intervals that hold the true threshold (target: the binomial band of
@@ -15,6 +15,11 @@ Reported per design:
 - bias/width: mean (estimate - truth) over the true width (target within ±2 %);
 - CI length and RMSE of the threshold, in level units;
 - time per fit (ours, and psignifit 4 on the first ``--psignifit-datasets`` data sets of the same run).
+
+``--proportion P`` checks instead the interval of the level where ψ reaches P (``FitResult.threshold_at(P)``, the
+75 % point a researcher reads off with P = 0.75) against that level of the true observer. Away from the fitted
+proportion that reading is shifted by the guess and lapse rates, so it is the interval the pipeline reports
+that this checks; psignifit is left out there (its intervals at other proportions are bounds, not intervals).
 
 Then the population rows (``POPULATION``; ``--population-runs`` data sets each, 0 leaves them out; ``--design
 population`` runs only them): participants' thresholds drawn from Normal(40, 8), each participant answering 5
@@ -108,9 +113,16 @@ POPULATION = [
 ]
 
 
-def _truth_level(d: Design) -> float:
-    """The true threshold in level units (the fits report level units)."""
-    return math.exp(d.m) if d.truth == "weibull" else d.m
+def _truth_level(d: Design, proportion: float | None = None) -> float:
+    """The true threshold in level units (the fits report level units), or the level where ψ reaches
+    ``proportion``."""
+    if proportion is None:
+        z = d.m
+    else:
+        from analysis.sigmoids import Sigmoid
+
+        z = float(Sigmoid(d.truth).inverse((proportion - d.guess) / (1 - d.guess - d.lapse), d.m, d.w))
+    return math.exp(z) if d.truth == "weibull" else z
 
 
 def _width_levels(d: Design) -> float:
@@ -152,10 +164,12 @@ def _stats(est, lo, hi, truth, width, times):
 
 
 def _run_design(di: int, d: Design, datasets: int, psignifit_datasets: int, seed: int,
-                intervals: tuple[str, ...], have_ps: bool) -> list[tuple[str, str, dict]]:
-    """One design's rows: every interval method on the same simulated data sets, then psignifit on the first K."""
+                intervals: tuple[str, ...], have_ps: bool,
+                proportion: float | None = None) -> list[tuple[str, str, dict]]:
+    """One design's rows: every interval method on the same simulated data sets, then psignifit on the first K
+    (not with ``proportion``: then the rows are about ``threshold_at(proportion)``)."""
     rng = np.random.default_rng([seed, di])
-    truth, width = _truth_level(d), _width_levels(d)
+    truth, width = _truth_level(d, proportion), _width_levels(d)
     sims = [simulate(rng, np.asarray(d.levels), d.n, m=d.m, w=d.w, sigmoid=d.truth, guess=d.guess,
                      lapse=d.lapse, eta=d.eta, blocks_per_level=d.blocks) for _ in range(datasets)]
     rows = []
@@ -166,15 +180,16 @@ def _run_design(di: int, d: Design, datasets: int, psignifit_datasets: int, seed
         for data in sims:
             t = time.perf_counter()
             r = fit(data, opts)
+            est, (lo, hi) = (r.threshold, r.threshold_ci_95) if proportion is None else r.threshold_at(proportion)
             res["t"].append(time.perf_counter() - t)
-            res["est"].append(r.threshold)
-            res["lo"].append(r.threshold_ci_95[0])
-            res["hi"].append(r.threshold_ci_95[1])
+            res["est"].append(est)
+            res["lo"].append(lo)
+            res["hi"].append(hi)
         if interval == DEFAULT_INTERVAL or ours is None:
             ours = res
         label = "pacelab" if interval == DEFAULT_INTERVAL else f"pacelab {interval}"
         rows.append((d.name, label, _stats(res["est"], res["lo"], res["hi"], truth, width, res["t"])))
-    k = min(psignifit_datasets, datasets) if have_ps else 0
+    k = min(psignifit_datasets, datasets) if have_ps and proportion is None else 0
     if k:
         theirs = {"est": [], "lo": [], "hi": [], "t": []}
         for data in sims[:k]:
@@ -253,12 +268,12 @@ def run_population(runs: int, seed: int, only: str | None, jobs: int = 1) -> lis
 
 def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None,
         intervals: tuple[str, ...] = (DEFAULT_INTERVAL,), jobs: int = 1,
-        blocks: int | None = None) -> list[tuple[str, str, dict]]:
+        blocks: int | None = None, proportion: float | None = None) -> list[tuple[str, str, dict]]:
     """Every selected design, ``jobs`` designs at a time in separate processes (rows printed in design order).
 
     ``blocks`` replaces every design's rows per level (a sensitivity check: how the intervals behave when η is
     seen through more, smaller rows, as in a pooled fit over participants); the data sets differ from the
-    default run's, the seed being the same."""
+    default run's, the seed being the same. ``proportion``: the rows check ``threshold_at(proportion)``."""
     try:
         import psignifit  # noqa: F401
 
@@ -268,7 +283,7 @@ def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None,
         print("note: psignifit is not installed (pip install psignifit); its columns are left out")
     chosen = [(di, d if blocks is None else replace(d, blocks=blocks))
               for di, d in enumerate(DESIGNS) if not only or only in d.name]
-    args = [(di, d, datasets, psignifit_datasets, seed, intervals, have_ps) for di, d in chosen]
+    args = [(di, d, datasets, psignifit_datasets, seed, intervals, have_ps, proportion) for di, d in chosen]
     rows = []
     if jobs > 1:
         # one BLAS thread per process (they would otherwise contend for the same cores and inflate s/fit); the
@@ -312,19 +327,28 @@ def main(argv=None) -> int:
                     help="threshold interval methods to report (FitOptions.interval), comma-separated")
     ap.add_argument("--blocks", type=int, default=None,
                     help=f"rows per level for every design (default {BLOCKS}); η is drawn per row")
+    ap.add_argument("--proportion", type=float, default=None,
+                    help="check the interval of the level where ψ reaches this proportion (threshold_at), e.g. 0.75, "
+                         "instead of the fitted threshold's; psignifit is left out")
     ap.add_argument("--population-runs", type=int, default=1000,
                     help="simulated studies per population design (the population quantile's interval); 0: none")
     args = ap.parse_args(argv)
     fewest = min(d.n for d in DESIGNS)
     if args.blocks is not None and not 1 <= args.blocks <= fewest:
         ap.error(f"--blocks must lie between 1 and {fewest} (the fewest trials per level of any design)")
+    if args.proportion is not None and not 0 < args.proportion < 1:
+        ap.error("--proportion must lie strictly between 0 and 1")
     intervals = tuple(i.strip() for i in args.intervals.split(",") if i.strip())
     lo, hi = _band(args.datasets)
     print(f"coverage target {100 * lo:.1f}-{100 * hi:.1f}% (binomial band for {args.datasets} data sets), "
           "|bias/w| <= 2%, s/fit <= 0.5 (yes/no) and 0.1 (2AFC)")
     print(f"rows per level: {args.blocks or BLOCKS}{'' if args.blocks else ' (default)'}, seed {args.seed}")
+    if args.proportion is not None:
+        print(f"checked: the level where ψ reaches {100 * args.proportion:g} % (threshold_at), not the fitted "
+              "threshold; psignifit left out (its intervals at other proportions are bounds)")
     print(HEADER)
-    rows = run(args.datasets, args.psignifit_datasets, args.seed, args.design, intervals, args.jobs, args.blocks)
+    rows = run(args.datasets, args.psignifit_datasets, args.seed, args.design, intervals, args.jobs, args.blocks,
+               args.proportion)
     if args.population_runs > 0 and any(not args.design or args.design in d.name for d in POPULATION):
         lo, hi = _band(args.population_runs)
         print(f"population quantile: coverage target {100 * lo:.1f}-{100 * hi:.1f}% "

@@ -75,3 +75,20 @@ def test_pooled_benchmark_prints_model_and_reported_coverage_for_every_design():
     ).stdout
     assert "model cov" in out and "reported cov" in out
     assert sum(line.startswith(("12 people", "30 people")) for line in out.splitlines()) == 4
+
+
+def test_analysis_benchmark_checks_the_interval_of_another_proportion_when_asked():
+    out = subprocess.run(
+        [sys.executable, "benchmarks/analysis.py", "--datasets", "30", "--psignifit-datasets", "5",
+         "--design", "50/level", "--intervals", "hybrid", "--proportion", "0.75", "--population-runs", "0"],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    assert "checked: the level where ψ reaches 75 % (threshold_at)" in out
+    rows = [line for line in out.splitlines() if line.startswith("yes/no 50/level")]
+    assert len(rows) == 2 and not any("psignifit" in r for r in rows)  # its intervals there are bounds
+    # the truth is the 75 % point (about 47.8), not the fitted 50 % threshold (40), which these intervals miss
+    coverage = float(rows[0].split()[4].rstrip("%"))
+    assert coverage >= 80
+    bad = subprocess.run([sys.executable, "benchmarks/analysis.py", "--proportion", "1.5"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--proportion must lie strictly between 0 and 1" in bad.stderr
