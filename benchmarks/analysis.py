@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis.population import fit_population  # noqa: E402
 from analysis.psychometric import FitOptions, fit, simulate  # noqa: E402
+from analysis.sigmoids import Sigmoid  # noqa: E402
 
 DEFAULT_INTERVAL = FitOptions().interval
 
@@ -119,8 +120,6 @@ def _truth_level(d: Design, proportion: float | None = None) -> float:
     if proportion is None:
         z = d.m
     else:
-        from analysis.sigmoids import Sigmoid
-
         z = float(Sigmoid(d.truth).inverse((proportion - d.guess) / (1 - d.guess - d.lapse), d.m, d.w))
     return math.exp(z) if d.truth == "weibull" else z
 
@@ -129,8 +128,6 @@ def _width_levels(d: Design) -> float:
     """The true 5-95 % rise in level units, for bias relative to the width."""
     if d.truth != "weibull":
         return d.w
-    from analysis.sigmoids import Sigmoid
-
     s = Sigmoid("gumbel")
     return float(math.exp(s.inverse(0.95, d.m, d.w)) - math.exp(s.inverse(0.05, d.m, d.w)))
 
@@ -283,6 +280,12 @@ def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None,
         print("note: psignifit is not installed (pip install psignifit); its columns are left out")
     chosen = [(di, d if blocks is None else replace(d, blocks=blocks))
               for di, d in enumerate(DESIGNS) if not only or only in d.name]
+    if proportion is not None:  # ψ runs from the guess rate to 1 − lapse: outside, no level reaches the proportion
+        for _, d in chosen:
+            if not d.guess < proportion < 1 - d.lapse:
+                print(f"note: {d.name} left out: its ψ never reaches {100 * proportion:g} % "
+                      f"(it runs from {100 * d.guess:g} to {100 * (1 - d.lapse):g} %)")
+        chosen = [(di, d) for di, d in chosen if d.guess < proportion < 1 - d.lapse]
     args = [(di, d, datasets, psignifit_datasets, seed, intervals, have_ps, proportion) for di, d in chosen]
     rows = []
     if jobs > 1:

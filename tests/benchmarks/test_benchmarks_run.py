@@ -89,6 +89,14 @@ def test_analysis_benchmark_checks_the_interval_of_another_proportion_when_asked
     # the truth is the 75 % point (about 47.8), not the fitted 50 % threshold (40), which these intervals miss
     coverage = float(rows[0].split()[4].rstrip("%"))
     assert coverage >= 80
+    # a 2AFC ψ runs from 50 % up: no level reaches 30 %, so those designs are named and left out, not scored 0 %
+    below = subprocess.run(
+        [sys.executable, "benchmarks/analysis.py", "--datasets", "2", "--psignifit-datasets", "0", "--design", "2AFC",
+         "--intervals", "hybrid", "--proportion", "0.3", "--population-runs", "0"],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    assert "note: 2AFC 30/level left out: its ψ never reaches 30 %" in below
+    assert not any(line.startswith("2AFC") for line in below.splitlines())
     bad = subprocess.run([sys.executable, "benchmarks/analysis.py", "--proportion", "1.5"],
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--proportion must lie strictly between 0 and 1" in bad.stderr
