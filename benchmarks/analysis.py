@@ -16,6 +16,10 @@ Reported per design:
 - CI length and RMSE of the threshold, in level units;
 - time per fit (ours, and psignifit 4 on the first ``--psignifit-datasets`` data sets of the same run).
 
+After the summary: psignifit's time, median CI length and RMSE over ours on those same data sets (the fit-time
+ratio), and a "targets" block that says, per interval method, how many designs meet each target and names the
+ones that do not.
+
 ``--proportion P`` checks instead the interval of the level where ψ reaches P (``FitResult.threshold_at(P)``, the
 75 % point a researcher reads off with P = 0.75) against that level of the true observer. Away from the fitted
 proportion that reading is shifted by the guess and lapse rates, so it is the interval the pipeline reports
@@ -308,7 +312,7 @@ def run(datasets: int, psignifit_datasets: int, seed: int, only: str | None,
 
 def _band(n: int) -> tuple[float, float]:
     half = 1.96 * math.sqrt(0.95 * 0.05 / n)
-    return 0.95 - half, 0.95 + half
+    return max(0.0, 0.95 - half), min(1.0, 0.95 + half)
 
 
 HEADER = f"{'design':24} {'method':22} {'n':>5} {'coverage':>9} {'bias/w':>8} {'CI len':>8} {'RMSE':>7} {'s/fit':>7}"
@@ -317,6 +321,52 @@ HEADER = f"{'design':24} {'method':22} {'n':>5} {'coverage':>9} {'bias/w':>8} {'
 def _format_row(design: str, method: str, s: dict) -> str:
     return (f"{design:24} {method:22} {s['n']:5d} {100 * s['coverage']:8.1f}% {100 * s['bias_w']:7.2f}% "
             f"{s['ci_len']:8.2f} {s['rmse']:7.2f} {s['time']:7.3f}")
+
+
+def _against_psignifit(rows: list[tuple[str, str, dict]]) -> list[str]:
+    """Per design, psignifit's time, median CI length and RMSE over ours on the same data sets (the first K):
+    the "fit-time ratio" and the "no worse than psignifit" comparisons, read off rather than worked out by hand."""
+    ours = {d: s for d, m, s in rows if m.startswith("pacelab (same ")}
+    lines = []
+    for d, m, s in rows:
+        if m.startswith("psignifit (") and d in ours and ours[d]["time"] > 0:
+            o = ours[d]
+            lines.append(f"{d:24} {s['n']:5d} {s['time'] / o['time']:9.1f}x {s['ci_len'] / o['ci_len']:11.2f} "
+                         f"{s['rmse'] / o['rmse']:9.2f}")
+    if not lines:
+        return []
+    return ["", "against psignifit on the same data sets (psignifit's over pacelab's; above 1: pacelab is faster, "
+            "shorter, closer)", f"{'design':24} {'K':>5} {'time':>10} {'CI len':>11} {'RMSE':>9}", *lines]
+
+
+def _targets(rows: list[tuple[str, str, dict]], band: tuple[float, float]) -> list[str]:
+    """Which designs meet each target of the issue, per interval method. Coverage is judged as printed (to 0.1 %)
+    against the band as printed, the form in which the target is stated ("93.6-96.4 %")."""
+    lo, hi = round(100 * band[0], 1), round(100 * band[1], 1)
+    methods = dict.fromkeys(m for d, m, _ in rows if m.startswith("pacelab") and "(same" not in m
+                            and not d.startswith("population"))
+    lines = ["", "targets"]
+    for method in methods:
+        mine = [(d, s) for d, m, s in rows if m == method and not d.startswith("population")]
+        out = [f"{d} {100 * s['coverage']:.1f}%" for d, s in mine if not lo <= round(100 * s["coverage"], 1) <= hi]
+        biased = [d for d, s in mine if abs(s["bias_w"]) > 0.02]
+        lines.append(f"{method:22} coverage in {lo:.1f}-{hi:.1f}%: {len(mine) - len(out)} of {len(mine)}"
+                     + (f" (outside: {', '.join(out)})" if out else ""))
+        lines.append(f"{method:22} |bias/w| <= 2%: {len(mine) - len(biased)} of {len(mine)}"
+                     + (f" (outside: {', '.join(biased)})" if biased else ""))
+        for kind, limit in (("yes/no", 0.5), ("2AFC", 0.1)):
+            times = [s["time"] for d, s in mine if d.startswith(kind)]
+            if times:
+                lines.append(f"{method:22} s/fit {kind}: at most {max(times):.3f} (target {limit})")
+    ratios = {}
+    ours = {d: s for d, m, s in rows if m.startswith("pacelab (same ")}
+    for d, m, s in rows:
+        if m.startswith("psignifit (") and d in ours and ours[d]["time"] > 0:
+            ratios.setdefault("2AFC" if d.startswith("2AFC") else "yes/no", []).append(s["time"] / ours[d]["time"])
+    for kind, r in ratios.items():
+        lines.append(f"{'psignifit':22} time per {kind} fit over pacelab's: {min(r):.0f}-{max(r):.0f}x "
+                     f"(median {float(np.median(r)):.0f}x)")
+    return lines
 
 
 def main(argv=None) -> int:
@@ -362,6 +412,8 @@ def main(argv=None) -> int:
     print(HEADER)
     for r in rows:
         print(_format_row(*r))
+    for line in _against_psignifit(rows) + _targets(rows, _band(args.datasets)):
+        print(line)
     return 0
 
 

@@ -1,8 +1,10 @@
 """The stream-core benchmark runs end to end (small sizes) and prints its table."""
 
+import importlib.util
 import subprocess
 import sys
 
+import pytest
 from procs import ROOT
 
 
@@ -42,6 +44,41 @@ def test_analysis_benchmark_prints_coverage_rows_for_the_chosen_designs():
     assert "coverage target" in out and "rows per level: 4 (default)" in out
     rows = [line for line in out.splitlines() if line.startswith("yes/no 20/level")]
     assert len(rows) == 2 and all(" pacelab " in r and "     4 " in r for r in rows)  # the table, then the summary
+
+
+def test_analysis_benchmark_prints_the_ratios_against_psignifit_and_which_designs_meet_each_target():
+    out = subprocess.run(
+        [sys.executable, "benchmarks/analysis.py", "--datasets", "3", "--psignifit-datasets", "2",
+         "--design", "2AFC 30", "--intervals", "hybrid", "--population-runs", "0"],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    lines = out.splitlines()
+    ours = next(r for r in lines if r.startswith("2AFC 30/level") and "pacelab (same 2)" in r).split()
+    theirs = next(r for r in lines if r.startswith("2AFC 30/level") and "psignifit (2)" in r).split()
+    ratio_row = lines[lines.index(next(r for r in lines if r.startswith("against psignifit"))) + 2].split()
+    assert ratio_row[:3] == ["2AFC", "30/level", "2"]
+    # each ratio is psignifit's column over ours, as printed (to their rounding)
+    for col, ratio in ((-1, ratio_row[3].rstrip("x")), (-3, ratio_row[4]), (-2, ratio_row[5])):
+        assert float(ratio) == pytest.approx(float(theirs[col]) / float(ours[col]), rel=0.05, abs=0.02)
+    assert float(ratio_row[3].rstrip("x")) > 5  # psignifit's grid is far slower than ours, even on 2AFC
+    assert "pacelab                coverage in 70.3-100.0%: 1 of 1" in out  # the band is clipped at 100 %
+    assert "pacelab                s/fit 2AFC: at most " in out and "(target 0.1)" in out
+    assert "psignifit              time per 2AFC fit over pacelab's: " in out
+
+
+def test_analysis_benchmark_names_the_designs_outside_a_target():
+    spec = importlib.util.spec_from_file_location("analysis_benchmark", ROOT / "benchmarks" / "analysis.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # its dataclasses look their module up there
+    spec.loader.exec_module(bench)
+    ok = {"n": 1000, "coverage": 0.964, "bias_w": 0.01, "ci_len": 9.0, "rmse": 2.0, "time": 0.2}
+    rows = [("yes/no a", "pacelab", ok), ("yes/no b", "pacelab", {**ok, "coverage": 0.935}),
+            ("2AFC c", "pacelab", {**ok, "bias_w": -0.025, "time": 0.02})]
+    lines = bench._targets(rows, bench._band(1000))
+    # judged as printed: 96.4 % is inside "93.6-96.4 %", 93.5 % is not
+    assert "pacelab                coverage in 93.6-96.4%: 2 of 3 (outside: yes/no b 93.5%)" in lines
+    assert "pacelab                |bias/w| <= 2%: 2 of 3 (outside: 2AFC c)" in lines
+    assert "pacelab                s/fit yes/no: at most 0.200 (target 0.5)" in lines
 
 
 def test_analysis_benchmark_sets_the_rows_per_level_and_refuses_more_rows_than_trials():
