@@ -323,16 +323,17 @@ def _format_row(design: str, method: str, s: dict) -> str:
             f"{s['ci_len']:8.2f} {s['rmse']:7.2f} {s['time']:7.3f}")
 
 
+def _paired(rows: list[tuple[str, str, dict]]) -> list[tuple[str, dict, dict]]:
+    """(design, ours, psignifit's) for every design psignifit also fitted: both on the same first K data sets."""
+    ours = {d: s for d, m, s in rows if m.startswith("pacelab (same ")}
+    return [(d, ours[d], s) for d, m, s in rows if m.startswith("psignifit (") and d in ours and ours[d]["time"] > 0]
+
+
 def _against_psignifit(rows: list[tuple[str, str, dict]]) -> list[str]:
     """Per design, psignifit's time, median CI length and RMSE over ours on the same data sets (the first K):
     the "fit-time ratio" and the "no worse than psignifit" comparisons, read off rather than worked out by hand."""
-    ours = {d: s for d, m, s in rows if m.startswith("pacelab (same ")}
-    lines = []
-    for d, m, s in rows:
-        if m.startswith("psignifit (") and d in ours and ours[d]["time"] > 0:
-            o = ours[d]
-            lines.append(f"{d:24} {s['n']:5d} {s['time'] / o['time']:9.1f}x {s['ci_len'] / o['ci_len']:11.2f} "
-                         f"{s['rmse'] / o['rmse']:9.2f}")
+    lines = [f"{d:24} {s['n']:5d} {s['time'] / o['time']:9.1f}x {s['ci_len'] / o['ci_len']:11.2f} "
+             f"{s['rmse'] / o['rmse']:9.2f}" for d, o, s in _paired(rows)]
     if not lines:
         return []
     return ["", "against psignifit on the same data sets (psignifit's over pacelab's; above 1: pacelab is faster, "
@@ -359,10 +360,8 @@ def _targets(rows: list[tuple[str, str, dict]], band: tuple[float, float]) -> li
             if times:
                 lines.append(f"{method:22} s/fit {kind}: at most {max(times):.3f} (target {limit})")
     ratios = {}
-    ours = {d: s for d, m, s in rows if m.startswith("pacelab (same ")}
-    for d, m, s in rows:
-        if m.startswith("psignifit (") and d in ours and ours[d]["time"] > 0:
-            ratios.setdefault("2AFC" if d.startswith("2AFC") else "yes/no", []).append(s["time"] / ours[d]["time"])
+    for d, o, s in _paired(rows):
+        ratios.setdefault("2AFC" if d.startswith("2AFC") else "yes/no", []).append(s["time"] / o["time"])
     for kind, r in ratios.items():
         lines.append(f"{'psignifit':22} time per {kind} fit over pacelab's: {min(r):.0f}-{max(r):.0f}x "
                      f"(median {float(np.median(r)):.0f}x)")
