@@ -1,4 +1,4 @@
-"""The stream-core benchmark runs end to end (small sizes) and prints its table."""
+"""Every benchmark runs end to end at small sizes and prints its table; bad flags are refused."""
 
 import importlib.util
 import subprocess
@@ -8,50 +8,43 @@ import pytest
 from procs import ROOT
 
 
+def _run(script: str, *args: str, check: bool = True, timeout: int = 300):
+    """The benchmark script run as a researcher runs it, from the project root: its stdout, or (``check=False``,
+    for refusals) the finished process."""
+    done = subprocess.run([sys.executable, script, *args], cwd=ROOT, capture_output=True, text=True, check=check,
+                          timeout=timeout)
+    return done.stdout if check else done
+
+
 def test_stream_core_benchmark_prints_a_table_with_both_baselines():
-    out = subprocess.run(
-        [sys.executable, "benchmarks/stream_core.py", "--requests", "100", "--tokens", "10000"],
-        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
+    out = _run("benchmarks/stream_core.py", "--requests", "100", "--tokens", "10000")
     assert "json.load" in out and "importers.load vllm" in out and "synthesize" in out
     assert "x base" in out
 
 
 def test_pairwise_benchmark_runs_and_prints_its_timings():
-    out = subprocess.run(
-        [sys.executable, "benchmarks/pairwise.py", "--conditions", "6", "--boot", "100"],
-        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
+    out = _run("benchmarks/pairwise.py", "--conditions", "6", "--boot", "100")
     assert "thurstone" in out and "bradley_terry" in out and "bootstrap (s)" in out
 
 
 def test_adaptive_benchmark_runs_in_quick_mode_and_reports_every_procedure():
-    out = subprocess.run(
-        [sys.executable, "benchmarks/adaptive.py", "--runs", "10", "--timing-runs", "20"],
-        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
+    out = _run("benchmarks/adaptive.py", "--runs", "10", "--timing-runs", "20")
     for name in ("1up1down", "1up2down", "1up3down", "weighted", "QUEST+"):
         assert name in out
     assert "p95" in out
 
 
 def test_analysis_benchmark_prints_coverage_rows_for_the_chosen_designs():
-    out = subprocess.run(
-        [sys.executable, "benchmarks/analysis.py", "--datasets", "4", "--psignifit-datasets", "0",
-         "--design", "20/level", "--intervals", "hybrid"],
-        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
+    out = _run("benchmarks/analysis.py", "--datasets", "4", "--psignifit-datasets", "0", "--design", "20/level",
+               "--intervals", "hybrid")
     assert "coverage target" in out and "rows per level: 4 (default)" in out
     rows = [line for line in out.splitlines() if line.startswith("yes/no 20/level")]
     assert len(rows) == 2 and all(" pacelab " in r and "     4 " in r for r in rows)  # the table, then the summary
 
 
 def test_analysis_benchmark_prints_the_ratios_against_psignifit_and_which_designs_meet_each_target():
-    out = subprocess.run(
-        [sys.executable, "benchmarks/analysis.py", "--datasets", "3", "--psignifit-datasets", "2",
-         "--design", "2AFC 30", "--intervals", "hybrid", "--population-runs", "0"],
-        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
+    out = _run("benchmarks/analysis.py", "--datasets", "3", "--psignifit-datasets", "2", "--design", "2AFC 30",
+               "--intervals", "hybrid", "--population-runs", "0")
     lines = out.splitlines()
     ours = next(r for r in lines if r.startswith("2AFC 30/level") and "pacelab (same 2)" in r).split()
     theirs = next(r for r in lines if r.startswith("2AFC 30/level") and "psignifit (2)" in r).split()
@@ -82,23 +75,16 @@ def test_analysis_benchmark_names_the_designs_outside_a_target():
 
 
 def test_analysis_benchmark_sets_the_rows_per_level_and_refuses_more_rows_than_trials():
-    ok = subprocess.run(
-        [sys.executable, "benchmarks/analysis.py", "--datasets", "3", "--psignifit-datasets", "0",
-         "--design", "overdispersed .3", "--intervals", "hybrid", "--blocks", "10"],
-        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
+    ok = _run("benchmarks/analysis.py", "--datasets", "3", "--psignifit-datasets", "0", "--design", "overdispersed .3",
+              "--intervals", "hybrid", "--blocks", "10")
     assert "rows per level: 10," in ok and "yes/no overdispersed .3" in ok
-    bad = subprocess.run([sys.executable, "benchmarks/analysis.py", "--blocks", "21"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    bad = _run("benchmarks/analysis.py", "--blocks", "21", check=False, timeout=60)
     assert bad.returncode == 2 and "--blocks must lie between 1 and 20" in bad.stderr
 
 
 def test_analysis_benchmark_prints_the_population_quantiles_coverage_rows():
-    out = subprocess.run(
-        [sys.executable, "benchmarks/analysis.py", "--design", "population", "--population-runs", "2",
-         "--psignifit-datasets", "0"],
-        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
+    out = _run("benchmarks/analysis.py", "--design", "population", "--population-runs", "2", "--psignifit-datasets",
+               "0")
     assert "population quantile: coverage target" in out
     rows = [line for line in out.splitlines() if line.startswith(("population 12 people", "population 30 people"))]
     assert len(rows) == 4 and all(" pacelab profile-t " in r and "     2 " in r for r in rows)  # table, summary
@@ -106,20 +92,14 @@ def test_analysis_benchmark_prints_the_population_quantiles_coverage_rows():
 
 
 def test_pooled_benchmark_prints_model_and_reported_coverage_for_every_design():
-    out = subprocess.run(
-        [sys.executable, "benchmarks/pooled.py", "--datasets", "1"],
-        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
+    out = _run("benchmarks/pooled.py", "--datasets", "1")
     assert "model cov" in out and "reported cov" in out
     assert sum(line.startswith(("12 people", "30 people")) for line in out.splitlines()) == 4
 
 
 def test_analysis_benchmark_checks_the_interval_of_another_proportion_when_asked():
-    out = subprocess.run(
-        [sys.executable, "benchmarks/analysis.py", "--datasets", "30", "--psignifit-datasets", "5",
-         "--design", "50/level", "--intervals", "hybrid", "--proportion", "0.75", "--population-runs", "0"],
-        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
+    out = _run("benchmarks/analysis.py", "--datasets", "30", "--psignifit-datasets", "5", "--design", "50/level",
+               "--intervals", "hybrid", "--proportion", "0.75", "--population-runs", "0")
     assert "checked: the level where ψ reaches 75 % (threshold_at)" in out
     rows = [line for line in out.splitlines() if line.startswith("yes/no 50/level")]
     assert len(rows) == 2 and not any("psignifit" in r for r in rows)  # its intervals there are bounds
@@ -127,13 +107,9 @@ def test_analysis_benchmark_checks_the_interval_of_another_proportion_when_asked
     coverage = float(rows[0].split()[4].rstrip("%"))
     assert coverage >= 80
     # a 2AFC ψ runs from 50 % up: no level reaches 30 %, so those designs are named and left out, not scored 0 %
-    below = subprocess.run(
-        [sys.executable, "benchmarks/analysis.py", "--datasets", "2", "--psignifit-datasets", "0", "--design", "2AFC",
-         "--intervals", "hybrid", "--proportion", "0.3", "--population-runs", "0"],
-        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
+    below = _run("benchmarks/analysis.py", "--datasets", "2", "--psignifit-datasets", "0", "--design", "2AFC",
+                 "--intervals", "hybrid", "--proportion", "0.3", "--population-runs", "0")
     assert "note: 2AFC 30/level left out: its ψ never reaches 30 %" in below
     assert not any(line.startswith("2AFC") for line in below.splitlines())
-    bad = subprocess.run([sys.executable, "benchmarks/analysis.py", "--proportion", "1.5"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    bad = _run("benchmarks/analysis.py", "--proportion", "1.5", check=False, timeout=60)
     assert bad.returncode == 2 and "--proportion must lie strictly between 0 and 1" in bad.stderr
