@@ -69,12 +69,16 @@ class ExclusionReport:
         out = [f"participants: {self.n_participants}, excluded {self.n_participants_excluded}; "
                f"trials: {self.n_trials}, excluded {self.n_trials_excluded}"]
         for r in self.rules:
-            out.append(f"  {r.label()}: {len(r.participants)} participant(s), {r.trials} trial(s)")
+            out.append(f"  {r.label()}: {_count(len(r.participants), 'participant')}, {_count(r.trials, 'trial')}")
         for p, reasons in sorted(self.participants.items()):
             out.append(f"  participant {p}: {'; '.join(reasons)}")
         for p, n in sorted(self.trial_only.items()):
-            out.append(f"  participant {p}: {n} trial(s) excluded (fidelity_violated)")
+            out.append(f"  participant {p}: {_count(n, 'trial')} excluded (fidelity_violated)")
         return out
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 class ExclusionError(ValueError):

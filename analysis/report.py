@@ -20,6 +20,11 @@ def _text(value: Any, language: str = "en") -> str:
     return str(value or "")
 
 
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun in the number it needs, with a thousands separator, as a paper would print it."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 def _join(items: Sequence[str]) -> str:
     items = [i for i in items if i]
     if len(items) <= 1:
@@ -34,7 +39,7 @@ def _factor(f: Mapping[str, Any]) -> str:
 
 
 TASKS = {"acceptability": "yes/no acceptability judgements", "rating": "ratings", "afc": "two-alternative forced "
-         "choices (which stream felt faster)", "reading": "reading times"}
+         "choices of the stream that felt faster", "reading": "reading times"}
 
 
 # how each threshold interval method (analysis.psychometric.INTERVALS) reads in the methods paragraph
@@ -85,16 +90,24 @@ def _procedure(proc: Mapping[str, Any]) -> str:
         name = _METHODS.get(t.get("method") or proc.get("method"), t.get("method") or proc.get("method") or "adaptive")
         counts[name] = counts.get(name, 0) + 1
     kinds = _join([f"{n} {name}" for name, n in counts.items()])
-    return f"{len(tracks)} interleaved adaptive track(s): {kinds}"
+    return f"{_count(len(tracks), 'interleaved adaptive track')}: {kinds}"
+
+
+# counterbalancing.block_order in words (docs/study-file.md); with one main block there is no order to report
+_BLOCK_ORDERS = {
+    "fixed": "the main blocks were shown in the order listed",
+    "latin_square": "block order was counterbalanced with a balanced (Williams) Latin square, one row per participant",
+    "random": "block order was randomised per participant",
+}
 
 
 def _order_sentence(cb: Mapping[str, Any], main: Sequence[Mapping[str, Any]]) -> str:
     """How blocks and trials were ordered, from ``counterbalancing`` and each block's ``order``."""
-    order = str(cb.get("block_order", "fixed")).replace("_", " ")
     fixed_seed = cb.get("seed") == "fixed"
     listed = [b for b in main if not b.get("procedure") and not b.get("trials")]
     shuffled = [b for b in listed if b.get("order", "random") != "fixed"]
-    parts = [f"Block order was {order}"]
+    parts = [] if len(main) < 2 else [_BLOCK_ORDERS.get(str(cb.get("block_order", "fixed")), "block order was {}")
+                                      .format(str(cb.get("block_order")).replace("_", " "))]
     if shuffled:
         repeats = (f" with at most {cb['max_repeats']} repeats of a condition in a row" if cb.get("max_repeats")
                    else "")
@@ -106,7 +119,10 @@ def _order_sentence(cb: Mapping[str, Any], main: Sequence[Mapping[str, Any]]) ->
         parts.append(f"trials were shown in the listed order in {_join([str(b['id']) for b in fixed])}")
     if any((b.get("task") or {}).get("type") == "afc" for b in main):
         parts.append(f"2AFC presentation order was {cb.get('afc_order', 'balanced')}")
-    return "; ".join(parts) + "."
+    if not parts:
+        return ""
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
 
 
 def _fmt(x: Any, digits: int = 3) -> str:
@@ -155,36 +171,23 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
     main = [b for b in spec.get("blocks") or [] if b.get("type") == "main"]
     practice = [b for b in spec.get("blocks") or [] if b.get("type") == "practice"]
     out.append(f"The study “{title}” ({spec.get('id', '')}) presented LLM answers streamed at controlled timings in "
-               f"{len(main)} main block(s): {_join([_block(b) for b in main])}"
-               + (f", after {len(practice)} practice block(s) that were not analysed." if practice else "."))
+               f"{_count(len(main), 'main block')}{': ' if main else ''}{_join([_block(b) for b in main])}"
+               + (f", after {_count(len(practice), 'practice block')} that {'was' if len(practice) == 1 else 'were'} "
+                  f"not analysed." if practice else "."))
     if spec.get("factors"):
         out.append(f"Factors: {_join([_factor(f) for f in spec['factors']])}.")
     cb = spec.get("counterbalancing") or {}
-    if cb:
-        out.append(_order_sentence(cb, main))
-    ex = results.get("exclusions") or {}
-    rules = ex.get("rules") or []
-    n_total, n_ex = ex.get("participants_total", 0), ex.get("participants_excluded", 0)
-    text = f"{n_total} participant(s) took part"
-    if rules:
-        parts = []
-        for r in rules:
-            params = ", ".join(f"{k} = {v}" for k, v in (r.get("params") or {}).items())
-            parts.append(f"{r['rule'].replace('_', ' ')}{f' ({params})' if params else ''}: "
-                         f"{len(r.get('participants') or [])}")
-        text += (f"; the pre-registered exclusion rules removed {n_ex} ({'; '.join(parts)}), leaving "
-                 f"{n_total - n_ex}")
-    elif n_ex:
-        text += f"; {n_ex} were excluded, leaving {n_total - n_ex}"
-    out.append(text + f". {ex.get('trials_analysed', 0)} main trials were analysed (attention checks and practice "
-               f"trials excluded).")
+    if cb and (order := _order_sentence(cb, main)):
+        out.append(order)
+    out.append(_exclusion_sentence(results.get("exclusions") or {}))
     if any(p.get("pooled") for p in results.get("psychometric") or []):
         out.append(
             f"Yes/no answers were modelled per condition and pooled with psychometric functions ψ(x) = γ + (1 − γ − λ)"
-            f"·S(x; m, w), S a {opts.get('sigmoid', 'logistic')} sigmoid, with lapse λ and guess γ free in "
-            f"[0, {opts.get('lapse_max', 0.2)}] and [0, {opts.get('guess_max', 0.2)}], fitted as a Bayesian "
-            f"posterior on a grid with psignifit 4's default priors and beta-binomial overdispersion; thresholds "
-            f"(m, the 50 % point of the sigmoid's rise) are reported with {100 * opts.get('ci', 0.95):g} % "
+            f"·S(x; m, w), S a {opts.get('sigmoid', 'logistic')} sigmoid, with the lapse rate λ free in "
+            f"[0, {opts.get('lapse_max', 0.2)}] and the guess rate γ in [0, {opts.get('guess_max', 0.2)}], fitted "
+            f"as a Bayesian posterior on a grid with psignifit 4's default priors and beta-binomial "
+            f"overdispersion; thresholds (m, the 50 % point of the sigmoid's rise) are reported with "
+            f"{100 * opts.get('ci', 0.95):g} % "
             f"{_INTERVAL_PHRASES.get(opts.get('interval', 'posterior'), 'intervals')}."
             + _jackknife_phrase(results))
     if _population_rows(results):
@@ -217,10 +220,53 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
                    "mean response per stimulus (ratings).")
     fid = results.get("fidelity") or {}
     if fid.get("available"):
-        out.append(f"Timing fidelity was checked from the browsers' paint logs: {fid.get('n_violated', 0)} of "
-                   f"{fid.get('n_trials', 0)} trials had a 95th-percentile lateness (painted − scheduled) above "
-                   f"{_fmt(fid.get('bound_ms'))} ms.")
+        out.append(f"Timing fidelity was checked from the browsers' paint logs: {fid.get('n_violated', 0):,} of "
+                   f"{_count(fid.get('n_trials', 0), 'trial')} had a 95th-percentile lateness (painted − "
+                   f"scheduled) above {_fmt(fid.get('bound_ms'))} ms.")
     return " ".join(out)
+
+
+def _rule_phrase(rule: Mapping[str, Any]) -> str:
+    """One exclusion rule as a reader of the paper needs it: what a participant did, not the rule's key."""
+    params = rule.get("params") or {}
+    name = rule.get("rule")
+    if name == "fidelity_violated":
+        share = params.get("max_fraction")
+        return (f"more than {100 * float(share):g} % of their trials painted late (95th-percentile lateness above "
+                f"{float(params.get('bound_ms', 0)):g} ms)")
+    if name == "too_fast":
+        return f"median response time below {float(params.get('min_median_rt_ms', 0)):g} ms"
+    return _RULE_PHRASES.get(str(name), str(name).replace("_", " "))
+
+
+_RULE_PHRASES = {"failed_attention": "failed an attention check", "incomplete": "did not finish",
+                 "withdrawn": "withdrew", "session_excluded": "withdrew, their answers kept but excluded"}
+
+
+def _exclusion_sentence(ex: Mapping[str, Any]) -> str:
+    """N, who the study file's exclusion rules removed and why, and how many trials were analysed.
+
+    A fidelity rule without ``max_fraction`` drops trials, not people, so it is counted in trials.
+    """
+    n_total, n_ex = int(ex.get("participants_total", 0)), int(ex.get("participants_excluded", 0))
+    people = [r for r in ex.get("rules") or [] if not _trial_rule(r)]
+    trials = [r for r in ex.get("rules") or [] if _trial_rule(r)]
+    text = f"In total, {_count(n_total, 'participant')} took part"
+    if people:
+        parts = [f"{_rule_phrase(r)}: {len(r.get('participants') or [])}" for r in people]
+        text += (f"; the study file's exclusion rules removed {n_ex:,} ({'; '.join(parts)}), leaving "
+                 f"{n_total - n_ex:,}")
+    elif n_ex:
+        text += f"; {n_ex:,} were excluded, leaving {n_total - n_ex:,}"
+    for r in trials:
+        text += (f"; {_count(int(r.get('trials', 0)), 'trial')} painted late (95th-percentile lateness above "
+                 f"{float((r.get('params') or {}).get('bound_ms', 0)):g} ms) were excluded")
+    return (text + f". The analyses used {_count(int(ex.get('trials_analysed', 0)), 'main trial')} (attention "
+            f"checks and practice trials excluded).")
+
+
+def _trial_rule(rule: Mapping[str, Any]) -> bool:
+    return rule.get("rule") == "fidelity_violated" and (rule.get("params") or {}).get("max_fraction") is None
 
 
 def render_html(*, spec: Mapping[str, Any], results: Mapping[str, Any], figures: Sequence[Mapping[str, Any]],

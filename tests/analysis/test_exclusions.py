@@ -91,7 +91,7 @@ def test_fidelity_without_a_max_fraction_excludes_only_the_violating_trials():
     marked, report = exclusions.apply(frame((1, "completed", trials, False)), [{"rule": "fidelity_violated"}])
     assert list(marked["excluded"]) == [True, False, False]  # default bound 33.4 ms
     assert report.participants == {} and report.trial_only == {1: 1} and report.n_trials_excluded == 1
-    assert any("1 trial(s) excluded" in line for line in report.lines())
+    assert any("1 trial excluded" in line for line in report.lines())
 
 
 def test_every_reason_is_named_once_and_the_report_counts_per_rule():

@@ -93,7 +93,7 @@ def test_the_csv_has_one_row_per_answered_trial_and_the_documented_columns(study
     assert (afc["chose_first"] == 1).all() and ((afc["response_value"] == 1) == (afc["first"] == "A")).all()
     for name in ("trials.csv", "trials.parquet", "participants.csv", "codebook.csv", "codebook.md"):
         assert str(tmp_path / name) in text
-    assert "fidelity_violated (bound_ms=50.0, max_fraction=0.2): 1 participant(s)" in text
+    assert "fidelity_violated (bound_ms=50.0, max_fraction=0.2): 1 participant, " in text
     book = pd.read_csv(tmp_path / "codebook.csv")
     assert set(df.columns) == set(book.loc[book["table"] == "trials", "column"])
 

@@ -22,14 +22,16 @@ def results():
 
 def test_the_methods_paragraph_states_design_n_exclusions_and_fitting(results):
     text = report.methods_paragraph(SPEC, results)
-    assert "Simulated study" in text and "3 main block(s)" in text
+    assert "Simulated study" in text and "in 3 main blocks:" in text
     assert "rate (5 levels: 10, 15, 25, 40, 60; within subjects)" in text
     assert "delivery (2 levels: prefetch, live; between subjects)" in text
-    assert "8 participant(s) took part" in text
-    assert "removed 2" in text and "failed attention: 1" in text and "fidelity violated" in text
+    assert "In total, 8 participants took part" in text
+    assert "removed 2" in text and "failed an attention check: 1" in text and "painted late" in text
     assert "leaving 6" in text
     assert "logistic sigmoid" in text and "Thurstone Case V" in text and "30 bootstrap resamples" in text
-    assert "on a 5-point scale" in text and "Block order was latin square" in text
+    assert "on a 5-point scale" in text
+    assert "tokenizers (two-alternative forced choices of the stream that felt faster; crossing tokenizer" in text
+    assert "Block order was counterbalanced with a balanced (Williams) Latin square" in text
 
 
 def test_the_methods_paragraph_names_the_threshold_interval_method(results):
@@ -38,10 +40,36 @@ def test_the_methods_paragraph_names_the_threshold_interval_method(results):
     assert "credible intervals" in report.methods_paragraph(SPEC, posterior)
 
 
+def test_the_methods_paragraph_says_who_each_exclusion_rule_removed_in_words_a_paper_can_print():
+    ex = {"participants_total": 1204, "participants_excluded": 5, "trials_analysed": 38120, "rules": [
+        {"rule": "failed_attention", "params": {}, "participants": [1, 2], "trials": 80},
+        {"rule": "too_fast", "params": {"min_median_rt_ms": 400.0}, "participants": [3], "trials": 40},
+        {"rule": "fidelity_violated", "params": {"bound_ms": 50.0, "max_fraction": 0.2}, "participants": [4],
+         "trials": 40},
+        {"rule": "fidelity_violated", "params": {"bound_ms": 33.4}, "participants": [], "trials": 17},
+        {"rule": "session_excluded", "params": {}, "participants": [5], "trials": 12}]}
+    text = report.methods_paragraph({"id": "x", "title": "X", "blocks": []}, {"exclusions": ex, "options": {}})
+    assert ("In total, 1,204 participants took part; the study file's exclusion rules removed 5 (failed an "
+            "attention check: 2; median response time below 400 ms: 1; more than 20 % of their trials painted "
+            "late (95th-percentile lateness above 50 ms): 1; withdrew, their answers kept but excluded: 1), leaving "
+            "1,199; 17 trials painted late (95th-percentile lateness above 33.4 ms) were excluded. The analyses "
+            "used 38,120 main trials") in text
+    assert "_" not in text.split("In total")[1]  # no rule keys or parameter names
+    one = report.methods_paragraph(
+        {"id": "x", "title": "X", "blocks": [
+            {"id": "p", "type": "practice", "task": {"type": "acceptability"}},
+            {"id": "m", "type": "main", "task": {"type": "acceptability"}, "design": {"factorial": ["rate"]}}],
+         "counterbalancing": {"block_order": "latin_square"}},
+        {"exclusions": {"participants_total": 1, "trials_analysed": 1}, "options": {}})
+    assert "in 1 main block: m (" in one and "after 1 practice block that was not analysed" in one
+    assert "In total, 1 participant took part" in one and "used 1 main trial (" in one
+    assert "Latin square" not in one  # one main block has no order to counterbalance
+
+
 def test_the_methods_paragraph_leaves_out_analyses_without_results():
     text = report.methods_paragraph({"id": "x", "title": "X", "blocks": []},
                                     {"exclusions": {"participants_total": 3}, "options": {}})
-    assert "3 participant(s) took part" in text
+    assert "In total, 3 participants took part" in text and "in 0 main blocks." in text
     assert "psychometric" not in text and "Thurstone" not in text and "Ratings" not in text
 
 
@@ -118,7 +146,7 @@ def test_the_methods_paragraph_says_how_trials_were_ordered_as_the_study_file_se
     listed = {"id": "rate", "type": "main", "task": {"type": "acceptability"}, "design": {"factorial": ["rate"]}}
     fixed = {**listed, "id": "tour", "order": "fixed"}
     shared = report.methods_paragraph(_blocks_spec({"seed": "fixed", "fixed_seed": 3}, listed), {})
-    assert "trial order was randomised in one seeded order shared by all participants" in shared
+    assert "Trial order was randomised in one seeded order shared by all participants" in shared
     mixed = report.methods_paragraph(_blocks_spec({"max_repeats": 2}, listed, fixed), {})
     assert "trial order was randomised in rate per participant with at most 2 repeats" in mixed
     assert "trials were shown in the listed order in tour" in mixed
@@ -131,7 +159,7 @@ def test_the_methods_paragraph_names_interleaved_adaptive_tracks():
                                                     {"method": "questplus"}]}
     block = {"id": "stair", "type": "main", "task": {"type": "acceptability"}, "procedure": proc}
     text = report.methods_paragraph(_blocks_spec({}, block), {})
-    assert "3 interleaved adaptive track(s): 2 staircase and 1 QUEST+" in text
+    assert "3 interleaved adaptive tracks: 2 staircase and 1 QUEST+" in text
     one = report.methods_paragraph(_blocks_spec({}, {**block, "procedure": {"method": "questplus"}}), {})
     assert "an adaptive QUEST+ procedure" in one and "  " not in one
 
