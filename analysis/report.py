@@ -212,8 +212,8 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
         out.append(
             f"Two-alternative forced choices were scaled with Thurstone Case V (maximum likelihood with a distance "
             f"prior; 1 JOD = 75 % preference) and Bradley–Terry, with percentile intervals from "
-            f"{opts.get('n_boot', 1000)} bootstrap resamples of participants; where the two streams differed in a "
-            f"rate, a logistic fit of the choice on the log rate ratio gave the PSE and JND.")
+            f"{int(opts.get('n_boot', 1000)):,} bootstrap resamples of participants; where the two streams differed "
+            f"in a rate, a logistic fit of the choice on the log rate ratio gave the PSE and JND.")
     if results.get("predictors"):
         out.append("Candidate stream metrics were ranked by their held-out log-likelihood gain in 5-fold "
                    "cross-validation grouped by participant (yes/no) or by the absolute Spearman correlation with the "

@@ -29,6 +29,8 @@ def test_the_methods_paragraph_states_design_n_exclusions_and_fitting(results):
     assert "removed 2" in text and "failed an attention check: 1" in text and "painted late" in text
     assert "leaving 6" in text
     assert "logistic sigmoid" in text and "Thurstone Case V" in text and "30 bootstrap resamples" in text
+    more = {**results, "options": {**results["options"], "n_boot": 2000}}
+    assert "2,000 bootstrap resamples" in report.methods_paragraph(SPEC, more)
     assert "on a 5-point scale" in text
     assert "tokenizers (two-alternative forced choices of the stream that felt faster; crossing tokenizer" in text
     assert "Block order was counterbalanced with a balanced (Williams) Latin square" in text
