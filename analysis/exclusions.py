@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.wording import counted
 from playback import fidelity
 
 RULES = ("failed_attention", "fidelity_violated", "incomplete", "too_fast", "withdrawn")
@@ -69,16 +70,12 @@ class ExclusionReport:
         out = [f"participants: {self.n_participants}, excluded {self.n_participants_excluded}; "
                f"trials: {self.n_trials}, excluded {self.n_trials_excluded}"]
         for r in self.rules:
-            out.append(f"  {r.label()}: {_count(len(r.participants), 'participant')}, {_count(r.trials, 'trial')}")
+            out.append(f"  {r.label()}: {counted(len(r.participants), 'participant')}, {counted(r.trials, 'trial')}")
         for p, reasons in sorted(self.participants.items()):
             out.append(f"  participant {p}: {'; '.join(reasons)}")
         for p, n in sorted(self.trial_only.items()):
-            out.append(f"  participant {p}: {_count(n, 'trial')} excluded (fidelity_violated)")
+            out.append(f"  participant {p}: {counted(n, 'trial')} excluded (fidelity_violated)")
         return out
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 class ExclusionError(ValueError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from analysis.wording import counted
 from studyapp.scales import scale_range
 
 
@@ -18,11 +19,6 @@ def _text(value: Any, language: str = "en") -> str:
     if isinstance(value, Mapping):
         return str(value.get(language) or next(iter(value.values()), ""))
     return str(value or "")
-
-
-def _count(n: int, noun: str, plural: str | None = None) -> str:
-    """``n`` and the noun in the number it needs, with a thousands separator, as a paper would print it."""
-    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _join(items: Sequence[str]) -> str:
@@ -90,7 +86,7 @@ def _procedure(proc: Mapping[str, Any]) -> str:
         name = _METHODS.get(t.get("method") or proc.get("method"), t.get("method") or proc.get("method") or "adaptive")
         counts[name] = counts.get(name, 0) + 1
     kinds = _join([f"{n} {name}" for name, n in counts.items()])
-    return f"{_count(len(tracks), 'interleaved adaptive track')}: {kinds}"
+    return f"{counted(len(tracks), 'interleaved adaptive track')}: {kinds}"
 
 
 # counterbalancing.block_order in words (docs/study-file.md); with one main block there is no order to report
@@ -106,8 +102,8 @@ def _order_sentence(cb: Mapping[str, Any], main: Sequence[Mapping[str, Any]]) ->
     fixed_seed = cb.get("seed") == "fixed"
     listed = [b for b in main if not b.get("procedure") and not b.get("trials")]
     shuffled = [b for b in listed if b.get("order", "random") != "fixed"]
-    parts = [] if len(main) < 2 else [_BLOCK_ORDERS.get(str(cb.get("block_order", "fixed")), "block order was {}")
-                                      .format(str(cb.get("block_order")).replace("_", " "))]
+    policy = str(cb.get("block_order", "fixed"))
+    parts = [_BLOCK_ORDERS.get(policy, f"block order was {policy.replace('_', ' ')}")] if len(main) >= 2 else []
     if shuffled:
         repeats = (f" with at most {cb['max_repeats']} repeats of a condition in a row" if cb.get("max_repeats")
                    else "")
@@ -171,8 +167,8 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
     main = [b for b in spec.get("blocks") or [] if b.get("type") == "main"]
     practice = [b for b in spec.get("blocks") or [] if b.get("type") == "practice"]
     out.append(f"The study “{title}” ({spec.get('id', '')}) presented LLM answers streamed at controlled timings in "
-               f"{_count(len(main), 'main block')}{': ' if main else ''}{_join([_block(b) for b in main])}"
-               + (f", after {_count(len(practice), 'practice block')} that {'was' if len(practice) == 1 else 'were'} "
+               f"{counted(len(main), 'main block')}{': ' if main else ''}{_join([_block(b) for b in main])}"
+               + (f", after {counted(len(practice), 'practice block')} that {'was' if len(practice) == 1 else 'were'} "
                   f"not analysed." if practice else "."))
     if spec.get("factors"):
         out.append(f"Factors: {_join([_factor(f) for f in spec['factors']])}.")
@@ -221,7 +217,7 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
     fid = results.get("fidelity") or {}
     if fid.get("available"):
         out.append(f"Timing fidelity was checked from the browsers' paint logs: {fid.get('n_violated', 0):,} of "
-                   f"{_count(fid.get('n_trials', 0), 'trial')} had a 95th-percentile lateness (painted − "
+                   f"{counted(fid.get('n_trials', 0), 'trial')} had a 95th-percentile lateness (painted − "
                    f"scheduled) above {_fmt(fid.get('bound_ms'))} ms.")
     return " ".join(out)
 
@@ -251,7 +247,7 @@ def _exclusion_sentence(ex: Mapping[str, Any]) -> str:
     n_total, n_ex = int(ex.get("participants_total", 0)), int(ex.get("participants_excluded", 0))
     people = [r for r in ex.get("rules") or [] if not _trial_rule(r)]
     trials = [r for r in ex.get("rules") or [] if _trial_rule(r)]
-    text = f"In total, {_count(n_total, 'participant')} took part"
+    text = f"In total, {counted(n_total, 'participant')} took part"
     if people:
         parts = [f"{_rule_phrase(r)}: {len(r.get('participants') or [])}" for r in people]
         text += (f"; the study file's exclusion rules removed {n_ex:,} ({'; '.join(parts)}), leaving "
@@ -259,9 +255,9 @@ def _exclusion_sentence(ex: Mapping[str, Any]) -> str:
     elif n_ex:
         text += f"; {n_ex:,} were excluded, leaving {n_total - n_ex:,}"
     for r in trials:
-        text += (f"; {_count(int(r.get('trials', 0)), 'trial')} painted late (95th-percentile lateness above "
+        text += (f"; {counted(int(r.get('trials', 0)), 'trial')} painted late (95th-percentile lateness above "
                  f"{float((r.get('params') or {}).get('bound_ms', 0)):g} ms) were excluded")
-    return (text + f". The analyses used {_count(int(ex.get('trials_analysed', 0)), 'main trial')} (attention "
+    return (text + f". The analyses used {counted(int(ex.get('trials_analysed', 0)), 'main trial')} (attention "
             f"checks and practice trials excluded).")
 
 
