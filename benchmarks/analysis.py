@@ -16,6 +16,9 @@ Reported per design:
 - CI length and RMSE of the threshold, in level units;
 - time per fit (ours, and psignifit 4 on the first ``--psignifit-datasets`` data sets of the same run).
 
+``--by-eta`` adds, after the summary, each row's misses on each side of the truth and its coverage per fitted η
+node: the breakdown that shows where a design's coverage comes from (docs/analysis.md, "What is left").
+
 After the summary: psignifit's time, median CI length and RMSE over ours on those same data sets (the fit-time
 ratio), and a "targets" block that says, per interval method, how many designs meet each target and names the
 ones that do not.
@@ -151,17 +154,25 @@ def _psignifit_fit(data, d: Design):
     return est, lo, hi
 
 
-def _stats(est, lo, hi, truth, width, times):
+def _stats(est, lo, hi, truth, width, times, eta=None):
+    """A row's numbers; with ``eta`` (the fitted η of each data set) also the misses on each side and the coverage
+    per fitted η node, which is where the intervals' errors sit (docs/analysis.md, "What is left")."""
     est, lo, hi = map(np.asarray, (est, lo, hi))
-    cover = float(np.mean((lo <= truth) & (truth <= hi)))
-    return {
+    covered = (lo <= truth) & (truth <= hi)
+    out = {
         "n": len(est),
-        "coverage": cover,
+        "coverage": float(np.mean(covered)),
         "bias_w": float(np.mean(est - truth) / width),
         "ci_len": float(np.median(hi - lo)),
         "rmse": float(np.sqrt(np.mean((est - truth) ** 2))),
         "time": float(np.mean(times)),
+        "miss_low": int(np.sum(truth < lo)),  # the interval lies above the truth
+        "miss_high": int(np.sum(truth > hi)),
     }
+    if eta is not None:
+        eta = np.round(np.asarray(eta, dtype=float), 6)
+        out["by_eta"] = {float(e): (int(np.sum(eta == e)), float(np.mean(covered[eta == e]))) for e in np.unique(eta)}
+    return out
 
 
 def _run_design(di: int, d: Design, datasets: int, psignifit_datasets: int, seed: int,
@@ -177,7 +188,7 @@ def _run_design(di: int, d: Design, datasets: int, psignifit_datasets: int, seed
     ours = None  # the default method's results (or the first method's), for the psignifit comparison
     for interval in intervals:
         opts = FitOptions(sigmoid=d.fitted, experiment=d.experiment, deviance_samples=0, interval=interval)
-        res = {"est": [], "lo": [], "hi": [], "t": []}
+        res = {"est": [], "lo": [], "hi": [], "t": [], "eta": []}
         for data in sims:
             t = time.perf_counter()
             r = fit(data, opts)
@@ -186,10 +197,11 @@ def _run_design(di: int, d: Design, datasets: int, psignifit_datasets: int, seed
             res["est"].append(est)
             res["lo"].append(lo)
             res["hi"].append(hi)
+            res["eta"].append(r.eta)
         if interval == DEFAULT_INTERVAL or ours is None:
             ours = res
         label = "pacelab" if interval == DEFAULT_INTERVAL else f"pacelab {interval}"
-        rows.append((d.name, label, _stats(res["est"], res["lo"], res["hi"], truth, width, res["t"])))
+        rows.append((d.name, label, _stats(res["est"], res["lo"], res["hi"], truth, width, res["t"], res["eta"])))
     k = min(psignifit_datasets, datasets) if have_ps and proportion is None else 0
     if k:
         theirs = {"est": [], "lo": [], "hi": [], "t": []}
@@ -340,6 +352,21 @@ def _against_psignifit(rows: list[tuple[str, str, dict]]) -> list[str]:
             "shorter, closer)", f"{'design':24} {'K':>5} {'time':>10} {'CI len':>11} {'RMSE':>9}", *lines]
 
 
+def _by_eta(rows: list[tuple[str, str, dict]]) -> list[str]:
+    """Per design and method: the misses on each side, then n and coverage of the data sets grouped by the fit's η
+    (``FitResult.eta``, the grid node of the MAP fit). A design's coverage is an average over these groups,
+    and a fit at η = 0 may need a longer interval (the data are overdispersed, the rows merely look binomial) or
+    not (they are binomial): this shows how the average is made up."""
+    lines = ["", "misses and coverage by fitted η (n sets, coverage)",
+             f"{'design':24} {'method':22} {'low':>5} {'high':>5}  by fitted η"]
+    for d, m, s in rows:
+        if "by_eta" not in s:
+            continue
+        groups = "  ".join(f"{e:g}: {n} {100 * c:.1f}%" for e, (n, c) in sorted(s["by_eta"].items()))
+        lines.append(f"{d:24} {m:22} {s['miss_low']:5d} {s['miss_high']:5d}  {groups}")
+    return lines if len(lines) > 3 else []
+
+
 def _targets(rows: list[tuple[str, str, dict]], band: tuple[float, float]) -> list[str]:
     """Which designs meet each target of the issue, per interval method. Coverage is judged as printed (to 0.1 %)
     against the band as printed, the form in which the target is stated ("93.6-96.4 %")."""
@@ -384,6 +411,8 @@ def main(argv=None) -> int:
                          "instead of the fitted threshold's; psignifit is left out")
     ap.add_argument("--population-runs", type=int, default=1000,
                     help="simulated studies per population design (the population quantile's interval); 0: none")
+    ap.add_argument("--by-eta", action="store_true",
+                    help="after the summary, the misses on each side and the coverage per fitted η node, per design")
     args = ap.parse_args(argv)
     fewest = min(d.n for d in DESIGNS)
     if args.blocks is not None and not 1 <= args.blocks <= fewest:
@@ -411,7 +440,8 @@ def main(argv=None) -> int:
     print(HEADER)
     for r in rows:
         print(_format_row(*r))
-    for line in _against_psignifit(rows) + _targets(rows, _band(args.datasets)):
+    extra = _by_eta(rows) if args.by_eta else []
+    for line in extra + _against_psignifit(rows) + _targets(rows, _band(args.datasets)):
         print(line)
     return 0
 

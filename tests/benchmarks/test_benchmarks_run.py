@@ -59,6 +59,27 @@ def test_analysis_benchmark_prints_the_ratios_against_psignifit_and_which_design
     assert "psignifit              time per 2AFC fit over pacelab's: " in out
 
 
+def test_analysis_benchmark_breaks_coverage_down_by_fitted_eta_when_asked():
+    out = _run("benchmarks/analysis.py", "--datasets", "12", "--psignifit-datasets", "0", "--design",
+               "overdispersed .3", "--intervals", "hybrid", "--population-runs", "0", "--by-eta")
+    lines = out.splitlines()
+    row = next(r for r in lines if r.startswith("yes/no overdispersed .3") and r.split()[3] == "pacelab")
+    coverage = float(row.split()[5].rstrip("%"))
+    head = lines.index("misses and coverage by fitted η (n sets, coverage)")
+    line = next(r for r in lines[head:] if r.startswith("yes/no overdispersed .3"))
+    low, high, *groups = line.split()[4:]
+    # the misses and the groups add up to the row above: 12 data sets, the same coverage
+    assert int(low) + int(high) == round(12 * (1 - coverage / 100))
+    nodes = [(float(groups[i].rstrip(":")), int(groups[i + 1]), float(groups[i + 2].rstrip("%")))
+             for i in range(0, len(groups), 3)]
+    assert sum(n for _, n, _ in nodes) == 12
+    assert all(e in (0.0, 0.06, 0.14, 0.26, 0.45) for e, _, _ in nodes)
+    assert sum(n * c for _, n, c in nodes) / 12 == pytest.approx(coverage, abs=0.1)
+    plain = _run("benchmarks/analysis.py", "--datasets", "2", "--psignifit-datasets", "0", "--design", "20/level",
+                 "--intervals", "hybrid", "--population-runs", "0")
+    assert "by fitted η" not in plain  # only when asked
+
+
 def test_analysis_benchmark_names_the_designs_outside_a_target():
     spec = importlib.util.spec_from_file_location("analysis_benchmark", ROOT / "benchmarks" / "analysis.py")
     bench = importlib.util.module_from_spec(spec)
