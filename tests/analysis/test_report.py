@@ -191,3 +191,17 @@ def test_an_open_threshold_interval_reads_as_unbounded_in_the_report(results):
     opened = {**results, "psychometric": [{**entry, "pooled": {**entry["pooled"], "threshold_ci_95": [None, 21.5]}}]}
     html = report.render_html(spec=SPEC, results=opened, figures=[], methods="M.", run={"id": 1})
     assert "−∞ – 21.50" in html
+
+
+def test_the_reports_counts_carry_thousands_separators_like_the_methods_paragraph(results):
+    ex = {**results["exclusions"], "participants_total": 1204, "participants_excluded": 7,
+          "participants_included": 1197, "trials_total": 43344, "trials_analysed": 40112}
+    fid = {**results["fidelity"], "n_trials": 43344, "n_violated": 1250}
+    big = {**results, "exclusions": ex, "fidelity": fid}
+    html = report.render_html(spec=SPEC, results=big, figures=[], methods="M.", run={"id": 1})
+    assert "1,204 participants, 7 excluded, 1,197 analysed." in html
+    assert "40,112 of 43,344 trials analysed." in html
+    assert "1,250 of 43,344 trials had a p95 lateness" in html
+    # in Chinese, as Django's zh_Hans number format writes them: no separator (its grouping is by 4, for 万)
+    chinese = report.render_html(spec=SPEC, results=big, figures=[], methods="M.", run={"id": 1}, language="zh-hans")
+    assert "43344" in chinese and "43,344" not in chinese
