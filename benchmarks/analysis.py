@@ -17,7 +17,7 @@ Reported per design:
 - time per fit (ours, and psignifit 4 on the first ``--psignifit-datasets`` data sets of the same run).
 
 ``--by-eta`` adds, after the summary, each row's misses on each side of the truth and its coverage per fitted η
-node: the breakdown that shows where a design's coverage comes from (docs/analysis.md, "What is left").
+node: the breakdown that shows where a design's coverage comes from (docs/analysis.md, "Eighth round").
 
 After the summary: psignifit's time, median CI length and RMSE over ours on those same data sets (the fit-time
 ratio), and a "targets" block that says, per interval method, how many designs meet each target and names the
@@ -156,7 +156,7 @@ def _psignifit_fit(data, d: Design):
 
 def _stats(est, lo, hi, truth, width, times, eta=None):
     """A row's numbers; with ``eta`` (the fitted η of each data set) also the misses on each side and the coverage
-    per fitted η node, which is where the intervals' errors sit (docs/analysis.md, "What is left")."""
+    per fitted η node, which is where the intervals' errors sit (docs/analysis.md, "Eighth round")."""
     est, lo, hi = map(np.asarray, (est, lo, hi))
     covered = (lo <= truth) & (truth <= hi)
     out = {
@@ -357,14 +357,13 @@ def _by_eta(rows: list[tuple[str, str, dict]]) -> list[str]:
     (``FitResult.eta``, the grid node of the MAP fit). A design's coverage is an average over these groups,
     and a fit at η = 0 may need a longer interval (the data are overdispersed, the rows merely look binomial) or
     not (they are binomial): this shows how the average is made up."""
-    lines = ["", "misses and coverage by fitted η (n sets, coverage)",
-             f"{'design':24} {'method':22} {'low':>5} {'high':>5}  by fitted η"]
-    for d, m, s in rows:
-        if "by_eta" not in s:
-            continue
-        groups = "  ".join(f"{e:g}: {n} {100 * c:.1f}%" for e, (n, c) in sorted(s["by_eta"].items()))
-        lines.append(f"{d:24} {m:22} {s['miss_low']:5d} {s['miss_high']:5d}  {groups}")
-    return lines if len(lines) > 3 else []
+    body = [f"{d:24} {m:22} {s['miss_low']:5d} {s['miss_high']:5d}  "
+            + "  ".join(f"{e:g}: {n} {100 * c:.1f}%" for e, (n, c) in sorted(s["by_eta"].items()))
+            for d, m, s in rows if "by_eta" in s]
+    if not body:
+        return []
+    return ["", "misses and coverage by fitted η (n sets, coverage)",
+            f"{'design':24} {'method':22} {'low':>5} {'high':>5}  by fitted η", *body]
 
 
 def _targets(rows: list[tuple[str, str, dict]], band: tuple[float, float]) -> list[str]:
