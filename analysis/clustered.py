@@ -62,7 +62,8 @@ def jackknife(levels, n_positive, n_total, participants, options: FitOptions, fu
         return None
     # guess and lapse held at the full fit's values: see the module docstring
     held = {"lapse": full.lapse, **({"guess": full.guess} if options.experiment == "yes/no" else {})}
-    opts = FitOptions(**{**options.__dict__, "deviance_samples": 0, **held})
+    # only the refits' points are read, so no deviance p and no Bartlett factor (both resample)
+    opts = FitOptions(**{**options.__dict__, "deviance_samples": 0, "bartlett_samples": 0, **held})
     axis = full._axis
     est = np.empty((d, 2))
     for g in range(d):

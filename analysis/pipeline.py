@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-PIPELINE_VERSION = 8  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
+PIPELINE_VERSION = 9  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
 # 3: fits over participants widened to the participant jackknife where that is wider (analysis.clustered);
 # 4: population σ as used, censored population points, 2AFC rate pairs, predictors per adaptive level, fidelity
 # groups with 2AFC trials, one-rating raters, unanimous-pair intervals (a data version alone would not rerun these);
@@ -33,6 +33,7 @@ PIPELINE_VERSION = 8  # 2: thresholds' intervals from FitOptions.interval (the h
 # 7: population points (μ, σ, the quantile) by restricted (REML-type) maximum likelihood
 # 8: shifted threshold readings (another proportion, guess rate free) held at the fitting grid's edge past it, and a
 # point past every level in an interval open on its side
+# 9: nAFC (and fixed-guess) threshold intervals with the bootstrap Bartlett correction of their cut
 STAGES: tuple[tuple[str, float], ...] = (
     ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
     ("predictors", 10), ("fidelity", 8),

@@ -242,7 +242,8 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         ind_opts = FitOptions(sigmoid=opts.sigmoid, experiment=opts.experiment, log_axis=opts.log_axis,
                               decreasing=opts.decreasing, guess=opts.guess, lapse=opts.lapse,
                               guess_bounds=opts.guess_bounds, lapse_bounds=opts.lapse_bounds,
-                              pc=opts.pc, alpha=opts.alpha, deviance_samples=0)
+                              pc=opts.pc, alpha=opts.alpha, deviance_samples=0,
+                              bartlett_samples=0)  # only the points are read
         for _, g in blocks.groupby("participant", sort=True):
             if g["level"].nunique() < 2:
                 continue

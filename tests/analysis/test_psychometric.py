@@ -260,14 +260,46 @@ def test_profile_interval_ends_where_the_profile_likelihood_drops_by_half_the_ch
     assert qlo < q < qhi and qlo > lo
 
 
-def test_hybrid_interval_is_the_profile_interval_when_the_guess_rate_is_fixed():
+def test_hybrid_interval_is_the_profile_interval_when_the_guess_rate_is_fixed_and_uncorrected():
     levels = np.linspace(10, 70, 7)
     data = simulate(np.random.default_rng(4), levels, 30, m=40.0, w=40.0, guess=0.5, lapse=0.01, blocks_per_level=3)
-    opts = dict(experiment="2AFC", deviance_samples=0)
+    opts = dict(experiment="2AFC", deviance_samples=0, bartlett_samples=0)
     hybrid = fit(data, FitOptions(interval="hybrid", **opts))
     profile = fit(data, FitOptions(interval="profile", **opts))
+    assert hybrid.bartlett == 1.0
     assert hybrid.threshold_ci_95 == pytest.approx(profile.threshold_ci_95, abs=1e-9)
     assert hybrid.threshold_at(0.5, of="core")[1] == pytest.approx(profile.threshold_at(0.5, of="core")[1], abs=1e-9)
+
+
+def test_with_the_guess_rate_fixed_the_hybrid_cut_is_scaled_by_the_bootstrap_bartlett_factor():
+    levels = np.linspace(10, 70, 7)
+    data = simulate(np.random.default_rng(4), levels, 30, m=40.0, w=40.0, guess=0.5, lapse=0.01, blocks_per_level=3)
+    r = fit(data, FitOptions(experiment="2AFC", deviance_samples=0))
+    assert 1.0 < r.bartlett < 1.6  # 210 trials: the likelihood-ratio statistic runs above χ²₁'s mean of 1
+    assert r.to_dict()["bartlett_factor"] == r.bartlett
+    ax, ll = r._axes, r._loglik
+    profile = ll.reshape(len(ax["m"]), -1).max(axis=1)
+    cut = ll.max() - r.bartlett * stats.chi2.ppf(0.95, 1) / 2
+    lo, hi = r.threshold_ci_95
+    assert np.interp(lo, ax["m"], profile) == pytest.approx(cut, abs=0.05)  # the chord between m nodes
+    assert np.interp(hi, ax["m"], profile) == pytest.approx(cut, abs=0.05)
+    plain = fit(data, FitOptions(experiment="2AFC", deviance_samples=0, bartlett_samples=0))
+    assert lo < plain.threshold_ci_95[0] and hi > plain.threshold_ci_95[1]
+    q, (qlo, qhi) = r.threshold_at(0.75)
+    pq, (pqlo, pqhi) = plain.threshold_at(0.75)
+    assert q == pq and qlo < pqlo and qhi > pqhi  # every proportion's interval uses the same factor
+    again = fit(data, FitOptions(experiment="2AFC", deviance_samples=0))
+    assert again.bartlett == r.bartlett  # seeded: the same data give the same interval
+
+
+def test_the_bartlett_correction_applies_only_where_the_guess_rate_is_fixed():
+    levels = np.linspace(10, 70, 7)
+    data = simulate(np.random.default_rng(4), levels, 30, m=40.0, w=40.0, guess=0.02, lapse=0.02, blocks_per_level=3)
+    assert fit(data, FitOptions(deviance_samples=0)).bartlett == 1.0  # the guess rate integrated out instead
+    assert fit(data, FitOptions(deviance_samples=0, interval="profile", guess=0.02)).bartlett == 1.0
+    assert fit(data, FitOptions(deviance_samples=0, guess=0.02)).bartlett > 1.0
+    with pytest.raises(ValueError, match="bartlett_samples"):
+        FitOptions(bartlett_samples=-1)
 
 
 @pytest.mark.parametrize("seed", [2, 4])
