@@ -43,7 +43,8 @@ _INTERVAL_PHRASES = {
     "posterior": "credible intervals (percentiles of the marginal posterior)",
     "profile": "profile-likelihood confidence intervals",
     "hybrid": ("confidence intervals from the likelihood maximised over width, lapse and overdispersion with the "
-               "guess rate integrated out under its prior (likelihood-ratio cut at χ²₁/2)"),
+               "guess rate integrated out under its prior (likelihood-ratio cut at χ²₁/2; where the guess rate is "
+               "fixed, as in forced choice, scaled by a parametric-bootstrap Bartlett factor)"),
 }
 
 

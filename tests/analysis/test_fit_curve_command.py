@@ -48,6 +48,15 @@ def test_options_reach_the_fit(tmp_path):
     assert doc["log_axis"] is True and doc["sigmoid"] == "weibull"
 
 
+def test_the_bartlett_factor_is_reported_and_applies_only_to_a_fixed_guess_rate(tmp_path):
+    path = tmp_path / "agg.csv"
+    path.write_text("level,n_positive,n_total\n5,22,40\n10,25,40\n20,31,40\n40,37,40\n80,39,40\n")
+    afc = json.loads(_run(str(path), "--experiment", "2AFC", "--json"))
+    yes_no = json.loads(_run(str(path), "--json"))
+    assert 0.5 < afc["bartlett_factor"] < 2 and afc["bartlett_factor"] != 1.0  # estimated, not the default
+    assert yes_no["bartlett_factor"] == 1.0  # the guess rate is integrated out instead
+
+
 def test_interval_method_is_chosen_and_reported(tmp_path):
     path = tmp_path / "trials.csv"
     _write_trials(path)

@@ -38,6 +38,7 @@ def test_the_methods_paragraph_states_design_n_exclusions_and_fitting(results):
 
 def test_the_methods_paragraph_names_the_threshold_interval_method(results):
     assert "guess rate integrated out under its prior" in report.methods_paragraph(SPEC, results)  # the default
+    assert "Bartlett factor" in report.methods_paragraph(SPEC, results)  # for the forced-choice fits
     posterior = {**results, "options": {**results["options"], "interval": "posterior"}}
     assert "credible intervals" in report.methods_paragraph(SPEC, posterior)
 
