@@ -14,10 +14,11 @@ grid, with no refits. Vectorised in numpy it takes tens of milliseconds where ps
 (12.8 million points for yes/no) takes seconds. The priors are psignifit's defaults, so the two agree on
 the same data (tests/analysis/test_psychometric.py checks it with ``interval="posterior"``, psignifit's percentile
 interval). The threshold's interval is by default the "hybrid" likelihood interval on the same grid: profiled over
-width, lapse and η, the guess rate integrated out under its prior. Of the three its coverage of a known threshold
-stays closest to 95 % across the validation designs (94.0–96.7 %); the posterior interval over-covers where the
-guess and lapse rates are weakly identified and the profile interval under-covers with few trials
-(docs/analysis.md, "Validation").
+width, lapse and η, the guess rate integrated out under its prior; where the guess rate is fixed (nAFC) its cut is
+scaled by a bootstrap Bartlett factor (``analysis.bartlett``). Of the three its coverage of a known threshold
+stays closest to 95 % across the validation designs (about 94.1–96.3 %); the posterior interval over-covers where
+the guess and lapse rates are weakly identified and its 2AFC misses are lopsided, and the profile interval
+under-covers with few trials (docs/analysis.md, "Validation", up to its "Ninth round").
 
 Goodness of fit is the binomial deviance (per row) at the MAP fit, with a parametric-bootstrap p value whose
 refits are a single matrix product over the fine grid (the grid maximum stands in for the MLE, for the
