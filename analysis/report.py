@@ -43,9 +43,22 @@ _INTERVAL_PHRASES = {
     "posterior": "credible intervals (percentiles of the marginal posterior)",
     "profile": "profile-likelihood confidence intervals",
     "hybrid": ("confidence intervals from the likelihood maximised over width, lapse and overdispersion with the "
-               "guess rate integrated out under its prior (likelihood-ratio cut at χ²₁/2; where the guess rate is "
-               "fixed, as in forced choice, scaled by a parametric-bootstrap Bartlett factor)"),
+               "guess rate integrated out under its prior (likelihood-ratio cut at χ²₁/2)"),
 }
+# said only where a fit had its guess rate fixed and so its cut scaled (``bartlett_factor`` other than 1)
+_BARTLETT_PHRASE = ("; where the guess rate was fixed, the cut was scaled by a parametric-bootstrap Bartlett factor "
+                    "(the likelihood-ratio statistic's mean over binomial resamples of the fit)")
+
+
+def _interval_phrase(results: Mapping[str, Any]) -> str:
+    """The threshold interval's method in words, with the Bartlett clause only if some fit used the factor."""
+    method = (results.get("options") or {}).get("interval", "posterior")
+    phrase = _INTERVAL_PHRASES.get(method, "intervals")
+    fits = [f for p in results.get("psychometric") or []
+            for f in [p.get("pooled") or {}, *(p.get("conditions") or [])]]
+    if method == "hybrid" and any(abs(float(f.get("bartlett_factor") or 1.0) - 1.0) > 1e-12 for f in fits):
+        phrase = phrase[:-1] + _BARTLETT_PHRASE + ")"
+    return phrase
 
 
 def _block(b: Mapping[str, Any]) -> str:
@@ -185,7 +198,7 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
             f"as a Bayesian posterior on a grid with psignifit 4's default priors and beta-binomial "
             f"overdispersion; thresholds (m, the 50 % point of the sigmoid's rise) are reported with "
             f"{100 * opts.get('ci', 0.95):g} % "
-            f"{_INTERVAL_PHRASES.get(opts.get('interval', 'posterior'), 'intervals')}."
+            f"{_interval_phrase(results)}."
             + _jackknife_phrase(results))
     if _population_rows(results):
         q = 100 * opts.get("quantile", 0.75)

@@ -37,8 +37,15 @@ def test_the_methods_paragraph_states_design_n_exclusions_and_fitting(results):
 
 
 def test_the_methods_paragraph_names_the_threshold_interval_method(results):
-    assert "guess rate integrated out under its prior" in report.methods_paragraph(SPEC, results)  # the default
-    assert "Bartlett factor" in report.methods_paragraph(SPEC, results)  # for the forced-choice fits
+    text = report.methods_paragraph(SPEC, results)
+    assert "guess rate integrated out under its prior" in text  # the default
+    # the pipeline's yes/no fits have their guess rate free: no fit's cut was scaled, so the paper is not told so
+    assert {c.get("bartlett_factor") for p in results["psychometric"] for c in [p["pooled"], *p["conditions"]]} \
+        == {1.0}
+    assert "Bartlett" not in text
+    fixed = {**results, "psychometric": [{**results["psychometric"][0],
+                                          "pooled": {**results["psychometric"][0]["pooled"], "bartlett_factor": 1.1}}]}
+    assert "the cut was scaled by a parametric-bootstrap Bartlett factor" in report.methods_paragraph(SPEC, fixed)
     posterior = {**results, "options": {**results["options"], "interval": "posterior"}}
     assert "credible intervals" in report.methods_paragraph(SPEC, posterior)
 
