@@ -97,10 +97,13 @@ DO \$\$ BEGIN
   END IF;
 END \$\$;
 SQL
-  if ! su postgres -c "psql -tAc \"SELECT 1 FROM pg_database WHERE datname='pacelab'\" -d postgres" | grep -q 1; then
-    su postgres -c "createdb -O pacelab pacelab"
+  # PACELAB_PG_DB names the database (default pacelab): two checkouts testing side by side on one machine each
+  # get their own, and so their own test databases.
+  local db="${PACELAB_PG_DB:-pacelab}"
+  if ! su postgres -c "psql -tAc \"SELECT 1 FROM pg_database WHERE datname='$db'\" -d postgres" | grep -q 1; then
+    su postgres -c "createdb -O pacelab $db"
   fi
-  export PACELAB_PG_URL="postgres://pacelab:$pw@127.0.0.1:5432/pacelab"
+  export PACELAB_PG_URL="postgres://pacelab:$pw@127.0.0.1:5432/$db"
 }
 
 ensure_redis() {
