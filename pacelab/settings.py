@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",  # intcomma: counts in the analysis report
     "channels",
+    "pacelab",  # PaceLabConfig.ready loads the Celery app
     "playback",
     "studyapp",
     "analysis",

@@ -36,12 +36,10 @@ def enqueue(task: Any, *args: Any) -> bool:
 
 
 def requeue_stale(now=None, stale_after: timedelta = STALE_AFTER) -> int:
-    """Enqueue again every job that has stayed queued longer than ``stale_after``, and every analysis run that was
+    """Enqueue again every analysis run that has stayed queued longer than ``stale_after``, and every one that was
     abandoned while running; returns how many."""
     from analysis.models import AnalysisRun
     from analysis.tasks import run_analysis
-    from playback.models import TraceImportJob
-    from playback.tasks import run_import_job
 
     now = now or timezone.now()
     cutoff = now - stale_after
@@ -53,9 +51,6 @@ def requeue_stale(now=None, stale_after: timedelta = STALE_AFTER) -> int:
     for run in AnalysisRun.objects.filter(state=AnalysisRun.State.RUNNING):
         if run.abandoned(now):
             n += enqueue(run_analysis, run.pk)
-    for pk in TraceImportJob.objects.filter(state=TraceImportJob.State.QUEUED, created_at__lt=cutoff).values_list(
-            "pk", flat=True):
-        n += enqueue(run_import_job, pk)
     return n
 
 

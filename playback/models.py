@@ -56,26 +56,4 @@ class Stimulus(models.Model):
         return self.name
 
 
-class TraceImportJob(models.Model):
-    """A background import of trace files: a small state machine so a redelivered task runs once."""
-
-    class State(models.TextChoices):
-        QUEUED = "queued", _("Queued")
-        RUNNING = "running", _("Running")
-        DONE = "done", _("Done")
-        FAILED = "failed", _("Failed")
-
-    paths = models.JSONField()
-    format = models.CharField(max_length=32, blank=True)
-    state = models.CharField(max_length=8, choices=State.choices, default=State.QUEUED)
-    created = models.IntegerField(default=0)
-    duplicates = models.IntegerField(default=0)
-    error = models.TextField(blank=True)
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    def __str__(self) -> str:
-        return f"import job {self.pk} ({self.state})"
-
 from playback.models_delivery import PaintReport, Playback  # noqa: E402,F401

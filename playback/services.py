@@ -1,4 +1,4 @@
-"""Writes of stored streams: importing traces, saving stimuli, running import jobs."""
+"""Writes of stored streams: importing traces, saving stimuli."""
 
 from __future__ import annotations
 
@@ -9,12 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
-from pacelab.tasks import enqueue
 from playback import importers, metrics
 from playback.importers.base import ImportResult
-from playback.models import Stimulus, Trace, TraceImportJob
+from playback.models import Stimulus, Trace
 from playback.stream import Stream
 
 
@@ -109,31 +107,3 @@ def stimulus_save(*, name: str, stream: Stream, spec: dict[str, Any], owner=None
         },
     )
     return stim
-
-
-def import_job_create(*, paths: list[str], format: str = "", by=None) -> TraceImportJob:
-    """Record an import job and enqueue it once the row is committed."""
-    from playback.tasks import run_import_job
-
-    job = TraceImportJob.objects.create(paths=[str(p) for p in paths], format=format, requested_by=by)
-    transaction.on_commit(lambda: enqueue(run_import_job, job.pk))
-    return job
-
-
-def import_job_run(*, job_id: int) -> TraceImportJob:
-    """Run a queued job. Idempotent: a job already done or failed is returned as it is."""
-    with transaction.atomic():
-        job = TraceImportJob.objects.select_for_update().get(pk=job_id)
-        if job.state in (TraceImportJob.State.DONE, TraceImportJob.State.FAILED):
-            return job
-        job.state = TraceImportJob.State.RUNNING
-        job.save(update_fields=["state"])
-    try:
-        outcome = traces_import(paths=job.paths, format=job.format or None, by=job.requested_by)
-    except (importers.TraceFormatError, OSError) as exc:
-        job.state, job.error = TraceImportJob.State.FAILED, str(exc)
-    else:
-        job.state, job.created, job.duplicates = TraceImportJob.State.DONE, outcome.created, outcome.duplicates
-    job.finished_at = timezone.now()
-    job.save(update_fields=["state", "error", "created", "duplicates", "finished_at"])
-    return job

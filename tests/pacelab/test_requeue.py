@@ -1,40 +1,61 @@
 """Jobs whose enqueue was lost (broker down) are sent again by the periodic requeue, and run once."""
 
+import sys
+import uuid
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from pacelab import tasks
-from playback.models import TraceImportJob
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studyapp"))
+
+from study_builders import study as study_doc  # noqa: E402
+
+from analysis.models import AnalysisRun  # noqa: E402
+from pacelab import tasks  # noqa: E402
+from studyapp import services as study_services  # noqa: E402
 
 pytestmark = pytest.mark.django_db
 
 
-def test_an_unreachable_broker_leaves_the_job_queued_and_the_enqueue_reports_it(settings, monkeypatch):
+@pytest.fixture
+def study(settings, tmp_path):
+    settings.VAR_DIR = tmp_path / "var"
+    owner = get_user_model().objects.create_user(f"r-{uuid.uuid4().hex[:6]}", password="pw-not-used-123")
+    loaded, _ = study_services.study_load(doc=study_doc(id=f"rq-{uuid.uuid4().hex[:6]}"), owner=owner)
+    return loaded
+
+
+def _queued(study, version: str, age: timedelta = timedelta(0), **kw) -> AnalysisRun:
+    run = AnalysisRun.objects.create(study=study, data_version=version, **kw)
+    AnalysisRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - age)
+    return run
+
+
+def test_an_unreachable_broker_leaves_the_run_queued_and_the_enqueue_reports_it(study, settings, monkeypatch):
     settings.CELERY_TASK_ALWAYS_EAGER = False
-    from playback.tasks import run_import_job
+    from analysis.tasks import run_analysis
 
     def down(*args, **kwargs):
         raise ConnectionError("broker down")
 
-    monkeypatch.setattr(run_import_job, "apply_async", down)
-    job = TraceImportJob.objects.create(paths=[], format="")
-    assert tasks.enqueue(run_import_job, job.pk) is False
-    job.refresh_from_db()
-    assert job.state == TraceImportJob.State.QUEUED
+    monkeypatch.setattr(run_analysis, "apply_async", down)
+    run = _queued(study, "v1")
+    assert tasks.enqueue(run_analysis, run.pk) is False
+    run.refresh_from_db()
+    assert run.state == AnalysisRun.State.QUEUED
 
 
-def test_requeue_sends_only_jobs_queued_longer_than_the_grace_period(settings, monkeypatch):
+def test_requeue_sends_only_runs_queued_longer_than_the_grace_period(study, settings, monkeypatch):
     settings.CELERY_TASK_ALWAYS_EAGER = False
-    from playback.tasks import run_import_job
+    from analysis.tasks import run_analysis
 
     sent = []
-    monkeypatch.setattr(run_import_job, "apply_async", lambda args, queue, retry: sent.append(args))
-    old = TraceImportJob.objects.create(paths=[], format="")
-    TraceImportJob.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(minutes=5))
-    TraceImportJob.objects.create(paths=[], format="")  # fresh: its own enqueue may still be on its way
-    done = TraceImportJob.objects.create(paths=[], format="", state=TraceImportJob.State.DONE)
-    TraceImportJob.objects.filter(pk=done.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    monkeypatch.setattr(run_analysis, "apply_async", lambda args, queue, retry: sent.append(args))
+    old = _queued(study, "v-old", timedelta(minutes=5))
+    _queued(study, "v-fresh")  # fresh: its own enqueue may still be on its way
+    _queued(study, "v-done", timedelta(minutes=5), state=AnalysisRun.State.DONE)
     assert tasks.requeue_stale() == 1
     assert sent == [(old.pk,)]

@@ -48,7 +48,7 @@ def start_daphne(port: int, env: dict[str, str], log: Path) -> subprocess.Popen:
 
 
 def start_celery_worker(queue: str, env: dict[str, str], log: Path, timeout: float = 60.0) -> subprocess.Popen:
-    cmd = [str(BIN / "celery"), "-A", "pacelab", "worker", "-P", "solo", "-Q", queue, "-n", f"{queue}@%h",
+    cmd = [str(BIN / "celery"), "-A", "pacelab.celery", "worker", "-P", "solo", "-Q", queue, "-n", f"{queue}@%h",
            "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "info"]
     proc = _spawn(cmd, env, log)
     proc.log = log  # type: ignore[attr-defined]
