@@ -972,10 +972,4 @@ def simulate(rng: np.random.Generator, levels, n_per_level: int, *, m: float, w:
     return blocks(np.repeat(levels, blocks_per_level), rng.binomial(n, p), n)
 
 
-def summary(result: FitResult) -> dict:
-    """Alias of ``FitResult.to_dict`` for callers that prefer a function."""
-    return result.to_dict()
-
-
-__all__ = ["Axis", "Data", "FitOptions", "FitResult", "aggregate", "aggregate_trials", "blocks", "fit", "simulate",
-           "summary"]
+__all__ = ["Axis", "Data", "FitOptions", "FitResult", "aggregate", "aggregate_trials", "blocks", "fit", "simulate"]

@@ -200,6 +200,9 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 SERVE_STATIC = env.bool("SERVE_STATIC", default=not PRODUCTION)
+# /streams/player-test/: the standalone player test page (docs/rendering.md), for development and the browser tests;
+# not served to the public in production unless asked for
+PLAYER_TEST_PAGE = env.bool("PLAYER_TEST_PAGE", default=DEBUG or not PRODUCTION)
 
 LOGGING = {
     "version": 1,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
@@ -275,12 +275,6 @@ def parse(params: Mapping[str, str]) -> ParseResult:
     return ParseResult(Config(source=source, variants=variants, seed=seed), tuple(r.errors))
 
 
-def with_variant(config: Config, index: int, variant: Variant) -> Config:
-    variants = list(config.variants)
-    variants[index] = variant
-    return replace(config, variants=tuple(variants))
-
-
 # --- variants as streams ---------------------------------------------------------------------------
 
 
@@ -334,8 +328,3 @@ def variant_spec(config: Config, index: int) -> dict[str, Any]:
     spec["presentation"] = variant.presentation()
     spec["playground"] = {"query": to_query(config), "variant": LETTERS[index]}
     return spec
-
-
-def variant_fields() -> tuple[str, ...]:
-    """The attribute names of a variant, in form order."""
-    return tuple(f.name for f in fields(Variant))

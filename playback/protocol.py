@@ -351,10 +351,6 @@ def schedule_msgs(frames: list[Frame], *, t_server: float, max_bytes: int = MAX_
     return [f'{head},"part":{k},"frames":[{",".join(chunk)}]}}' for k, chunk in enumerate(chunks, start=1)]
 
 
-def frame_msg(frame: Frame, *, sent_ms: float, late_ms: float) -> str:
-    return frame_head(frame) + frame_tail(sent_ms=sent_ms, late_ms=late_ms)
-
-
 _encode_str = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 

@@ -35,10 +35,6 @@ def count_words(text: str) -> int:
     return len(WORD_UNIT.findall(text))
 
 
-def is_cjk(ch: str) -> bool:
-    return bool(CJK_CHAR.fullmatch(ch))
-
-
 def split_words(text: str) -> list[str]:
     """Split into word pieces (a word and its trailing whitespace; a CJK character alone) that join to `text`."""
     return WORD_PIECE.findall(text)

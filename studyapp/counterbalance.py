@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TypeVar
 
@@ -192,8 +191,3 @@ def assign_group(
         return None
     index = {g: i for i, g in enumerate(groups)}
     return min(open_groups, key=lambda g: (fill[g], completed_counts.get(g, 0), index[g]))
-
-
-def group_balance(assigned: Sequence[str]) -> dict[str, int]:
-    """Counts per group (a helper for reports and tests)."""
-    return dict(Counter(assigned))

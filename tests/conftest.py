@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
+from lanes import pytest_collection_modifyitems, pytest_configure  # noqa: E402,F401 - the fast lane's marks
 from procs import free_port, start_celery_worker, start_daphne, stop  # noqa: E402
 
 

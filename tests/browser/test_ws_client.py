@@ -16,6 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.integration]
 def site(service_env, request) -> str:
     """Daphne serving the app and static/ (the player test page is plain HTML and needs no login)."""
     service_env["SERVE_STATIC"] = "1"
+    service_env["PLAYER_TEST_PAGE"] = "1"  # a development page: off in production unless asked for
     return request.getfixturevalue("daphne_server")
 
 
