@@ -32,8 +32,8 @@ def _lint(cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     # grimp finds the root packages through the import system: the copy under test comes first on the path
     env["PYTHONPATH"] = str(cwd)
-    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--no-logo"], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=240)
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--no-logo"], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=240)
 
 
 def _copy_tree(dest: Path) -> Path:
