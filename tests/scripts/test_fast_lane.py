@@ -112,3 +112,14 @@ def test_the_suites_database_tests_are_not_fast():
     # test_commands mixes both: its django_db tests (importing traces, load_demo) stay out
     assert "tests/playback/test_commands.py::test_stream_metrics_table_names_the_format" in fast
     assert not any("import_traces" in line or "load_demo" in line or "save_a_named" in line for line in fast), fast
+
+
+def test_every_test_named_slow_exists():
+    """A renamed test would silently drop off the slow list (and slow the lane down): the names must be found."""
+    from lanes import ALL, SLOW_TESTS
+
+    missing = []
+    for module, names in SLOW_TESTS.items():
+        source = (ROOT / module).read_text()
+        missing += [f"{module}::{n}" for n in names if names != ALL and f"def {n}(" not in source]
+    assert missing == []

@@ -8,6 +8,11 @@ fails loudly in either lane (pytest-django refuses database access without ``dja
 unsets ``DATABASE_URL`` and ``REDIS_URL``, so nothing in it can quietly reach the shared services.
 
 ``fast`` is set here only: a test marked ``fast`` by hand that also asks for a service stops the run at collection.
+
+The lane has a budget (under a minute on the 2-core machine): the few service-free tests that take seconds of CPU
+each (coverage simulations, every figure in three formats, the benchmark scripts run end to end) are marked
+``slow`` instead, by ``SLOW`` below, and run with everything else in ``scripts/test``. Leaving a slow test off the
+list only makes the lane slower, never wrong. ``scripts/test --fast -m "fast or slow"`` runs every service-free test.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import pytest
 
 FAST = "fast"
+SLOW = "slow"
 SERVICE_MARKERS = frozenset({"integration", "browser", "serial_services", "django_db"})
 SERVICE_FIXTURES = frozenset({
     # pytest-django's database (any backend: the fast lane must not fall back to SQLite for a database test);
@@ -28,6 +34,74 @@ SERVICE_FIXTURES = frozenset({
 })
 
 
+# Service-free tests that take about 1.5 s of CPU or more (measured), by module; ALL for a whole module. A name
+# covers every parametrisation of that test.
+ALL = ("*",)
+SLOW_TESTS: dict[str, tuple[str, ...]] = {
+    "tests/analysis/test_figures.py": (
+        "test_every_analysis_gets_a_figure_in_three_formats",
+        "test_the_same_results_draw_the_same_svg",
+    ),
+    "tests/analysis/test_fit_curve_command.py": (
+        "test_trials_of_participants_who_differ_get_the_jackknife_widened_interval",
+    ),
+    "tests/analysis/test_pairwise.py": (
+        "test_a_unanimous_pair_gets_an_interval_that_narrows_with_more_answers",
+    ),
+    "tests/analysis/test_pipeline.py": (
+        "test_a_population_interval_never_runs_off_the_levels_the_model_integrates_over",
+        "test_a_threshold_beyond_the_tested_levels_is_flagged_as_the_priors",
+        "test_a_ttft_level_is_fitted_as_a_falling_curve",
+        "test_psychometric_fits_get_one_row_per_level_and_participant_and_plot_one_point_per_level",
+        "test_results_are_plain_json_without_nan",
+        "test_the_jackknife_can_be_turned_off_and_is_not_used_below_five_participants",
+    ),
+    "tests/analysis/test_population.py": (
+        "test_falling_curves_put_the_75_percent_point_below_the_median",
+        "test_people_who_agree_still_get_an_interval_from_the_profile_likelihood",
+        "test_per_condition_table_and_sentence",
+        "test_recovers_the_75_percent_point_of_the_population",
+        "test_reml_divides_the_spread_by_n_minus_1_where_maximum_likelihood_divides_by_n",
+        "test_the_interval_follows_the_confidence_level_asked_for",
+        "test_the_pooled_interval_per_condition_reaches_as_far_as_the_participant_jackknife",
+    ),
+    "tests/analysis/test_psychometric.py": (
+        "test_2afc_threshold_intervals_cover_the_truth_about_95_percent_of_the_time",
+        "test_agrees_with_psignifit_on_the_same_data",
+        "test_falling_curve_mirrors_the_rising_one",
+        "test_repeated_rows_move_eta_to_the_slab_for_overdispersed_data_and_keep_it_on_the_spike_for_binomial",
+        "test_weibull_fits_on_log_levels_and_reports_threshold_in_levels",
+        "test_yes_no_fit_recovers_threshold_and_width_from_exact_proportions",
+    ),
+    "tests/analysis/test_report.py": (
+        "test_the_methods_paragraph_states_design_n_exclusions_and_fitting",
+    ),
+    "tests/playback/test_playground.py": (
+        "test_a_configuration_survives_the_url_exactly",
+    ),
+    # subprocesses: the benchmark scripts end to end, pytest itself, Django's deploy check, fresh interpreters
+    "tests/benchmarks/test_benchmarks_run.py": ALL,
+    "tests/scripts/test_fast_lane.py": ALL,
+    "tests/pacelab/test_security_settings.py": (
+        "test_check_deploy_is_clean_with_production_settings",
+    ),
+    "tests/pacelab/test_import_contracts.py": (  # scripts/test --fast runs lint-imports itself
+        "test_the_cores_load_without_django_settings",
+        "test_a_forbidden_import_in_a_core_breaks_the_contract",
+        "test_loading_celery_from_a_package_init_breaks_the_contract",
+        "test_playback_importing_studyapp_breaks_the_contract",
+    ),
+}
+
+
+def is_slow(item: pytest.Item) -> bool:
+    if item.get_closest_marker(SLOW) is not None:
+        return True
+    module, _, name = item.nodeid.partition("::")
+    names = SLOW_TESTS.get(module, ())
+    return names == ALL or name.split("[")[0] in names
+
+
 def services_of(item: pytest.Item) -> list[str]:
     """What ``item`` needs beyond the virtualenv: its service markers and service fixtures (empty: it is fast)."""
     marks = sorted(m.name for m in item.iter_markers() if m.name in SERVICE_MARKERS)
@@ -38,6 +112,8 @@ def services_of(item: pytest.Item) -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "fast: needs no service (set automatically by tests/support/lanes.py; scripts/test --fast)")
+    config.addinivalue_line(
+        "markers", "slow: needs no service but seconds of CPU; not in scripts/test --fast (tests/support/lanes.py)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -47,7 +123,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         needs = services_of(item)
         if item.get_closest_marker(FAST) is not None and needs:
             wrong.append(f"{item.nodeid}: marked fast but needs {', '.join(needs)}")
-        elif not needs:
+        elif needs:
+            continue
+        elif is_slow(item):
+            item.add_marker(SLOW)
+        else:
             item.add_marker(FAST)
     if wrong:
         raise pytest.UsageError("tests marked fast by hand need services (leave the fast mark to "
