@@ -34,19 +34,25 @@ SERVICE_FIXTURES = frozenset({
 })
 
 
-# Service-free tests that take about 1.5 s of CPU or more (measured), by module; ALL for a whole module. A name
+# Service-free tests that take a second of CPU or more (measured), by module; ALL for a whole module. A name
 # covers every parametrisation of that test.
 ALL = ("*",)
 SLOW_TESTS: dict[str, tuple[str, ...]] = {
     "tests/analysis/test_figures.py": (
+        "test_each_figure_calls_back_so_a_run_can_be_cancelled_between_figures",
         "test_every_analysis_gets_a_figure_in_three_formats",
         "test_the_same_results_draw_the_same_svg",
     ),
     "tests/analysis/test_fit_curve_command.py": (
+        "test_a_threshold_at_75_percent_of_the_rise_is_widened_over_participants_too",
+        "test_interval_method_is_chosen_and_reported",
         "test_trials_of_participants_who_differ_get_the_jackknife_widened_interval",
     ),
     "tests/analysis/test_pairwise.py": (
         "test_a_unanimous_pair_gets_an_interval_that_narrows_with_more_answers",
+    ),
+    "tests/analysis/test_clustered.py": (
+        "test_participants_who_differ_widen_the_interval_beyond_the_models",
     ),
     "tests/analysis/test_pipeline.py": (
         "test_a_population_interval_never_runs_off_the_levels_the_model_integrates_over",
@@ -57,6 +63,12 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_the_jackknife_can_be_turned_off_and_is_not_used_below_five_participants",
     ),
     "tests/analysis/test_population.py": (
+        "test_trial_rows_and_block_rows_give_the_same_fit",
+        "test_few_participants_get_the_profile_interval_with_a_students_t_cut",
+        "test_the_point_is_restricted_maximum_likelihoods_and_the_interval_the_plain_likelihoods",
+        "test_answers_all_one_way_leave_the_population_quantile_unestimated",
+        "test_quantile_differs_from_the_mean_of_individual_thresholds_when_people_differ",
+        "test_a_failed_jackknife_refit_keeps_the_conditions_row_with_the_models_interval",
         "test_falling_curves_put_the_75_percent_point_below_the_median",
         "test_people_who_agree_still_get_an_interval_from_the_profile_likelihood",
         "test_per_condition_table_and_sentence",
@@ -66,6 +78,10 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_the_pooled_interval_per_condition_reaches_as_far_as_the_participant_jackknife",
     ),
     "tests/analysis/test_psychometric.py": (
+        "test_threshold_at_other_proportions_gets_its_own_interval",
+        "test_binomial_data_keep_close_to_binomial_intervals",
+        "test_hybrid_interval_is_shorter_than_the_profile_where_the_guess_rate_is_not_identified",
+        "test_overdispersed_data_widen_the_interval",
         "test_2afc_threshold_intervals_cover_the_truth_about_95_percent_of_the_time",
         "test_agrees_with_psignifit_on_the_same_data",
         "test_falling_curve_mirrors_the_rising_one",
@@ -74,7 +90,11 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_yes_no_fit_recovers_threshold_and_width_from_exact_proportions",
     ),
     "tests/analysis/test_report.py": (
+        "test_the_report_embeds_figures_tables_and_the_exclusion_report",
         "test_the_methods_paragraph_states_design_n_exclusions_and_fitting",
+    ),
+    "tests/playback/importers/test_sglang.py": (
+        "test_detailed_run_becomes_streams_with_recorded_times",
     ),
     "tests/playback/test_playground.py": (
         "test_a_configuration_survives_the_url_exactly",
