@@ -67,11 +67,45 @@ def test_the_entry_link_starts_a_session_and_the_page_shows_consent_in_the_sessi
     assert data["kind"] == "consent" and data["step"] == 0
 
 
-def test_a_returning_browser_resumes_through_the_cookie_and_a_returning_panel_id_without_it(study):
+def test_a_returning_browser_resumes_through_the_cookie_with_or_without_the_panel_parameters(study):
     client = Client()
-    first = enter(client, study, PROLIFIC_PID="p-back")
+    first = enter(client, study, PROLIFIC_PID="p-back", SESSION_ID="se-back")
     assert enter(client, study).pk == first.pk  # cookie
-    assert enter(Client(), study, PROLIFIC_PID="p-back").pk == first.pk  # another browser, same panel id
+    assert enter(client, study, PROLIFIC_PID="p-back").pk == first.pk  # cookie, panel link without SESSION_ID
+    assert Session.objects.count() == 1
+
+
+def test_a_panel_id_alone_never_enters_someone_elses_session(study):
+    victim = Client()
+    session = enter(victim, study, PROLIFIC_PID="p-victim", SESSION_ID="se-victim-attempt-1")
+    submit(victim, session, {"consent": True})
+    before = snapshot(session)
+    for params in ({"PROLIFIC_PID": "p-victim"}, {"PROLIFIC_PID": "p-victim", "SESSION_ID": "se-guess"},
+                   {"PROLIFIC_PID": "p-victim", "SESSION_ID": ""}):
+        attacker = Client()
+        response = attacker.get(f"/s/{study.slug}/", params)
+        html = response.content.decode()
+        assert response.status_code == 200 and 'data-kind="resume"' in html
+        cookie = response.cookies.get(f"pacelab_s_{study.pk}")
+        assert session.token not in html and (cookie is None or session.token not in cookie.value)
+        assert "resume code" in html.lower()
+        wrong = attacker.post(f"/s/{study.slug}/resume", {"pid": "p-victim", "code": "AAAA-AAAA"})
+        assert wrong.status_code == 200 and 'id="resume-error"' in wrong.content.decode()
+        assert session.token not in wrong.content.decode()
+    assert snapshot(session) == before and Session.objects.count() == 1
+
+
+def test_another_browser_resumes_with_the_panel_session_id_or_the_resume_code_shown_on_the_pages(study):
+    first = Client()
+    session = enter(first, study, PROLIFIC_PID="p-move", SESSION_ID="se-move-1", lang="zh-hans")
+    page = first.get(f"/p/{session.token}/").content.decode()
+    code = services.resume_code(session)
+    assert f'id="resume-code">{code}<' in page and len(code) == 9 and code[4] == "-"
+    assert enter(Client(), study, PROLIFIC_PID="p-move", SESSION_ID="se-move-1").pk == session.pk  # Prolific's link
+    other = Client()
+    response = other.post(f"/s/{study.slug}/resume", {"pid": "p-move", "code": code.lower().replace("-", " ")})
+    assert response.status_code == 302 and response["Location"] == f"/p/{session.token}/"
+    assert enter(other, study).pk == session.pk  # and from now on this browser resumes through its cookie
     assert Session.objects.count() == 1
 
 
