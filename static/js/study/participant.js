@@ -102,6 +102,7 @@ async function consentStep() {
       return;
     }
     status.hidden = true;
+    box.querySelector('[data-answer="recheck"]').hidden = why === "device"; // a phone stays a phone
     const deviceKey = `device${env.device[0].toUpperCase()}${env.device.slice(1)}`;
     box.querySelector("#refusal-reason").textContent = {
       device: T("refusedDevice", { device: T(deviceKey) }),
