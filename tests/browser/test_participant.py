@@ -38,7 +38,8 @@ CONTROLS_WATCH = """new MutationObserver(() => {
 def trimmed_demo(tmp_path: Path) -> dict:
     """The demo study with one condition per block, short fast streams, and a reading block added."""
     doc = studyfile.load_study(studyfile.demo_study_path())
-    for name, chars in (("coffee", 90), ("sleep", 90), ("brew", 40)):
+    pairs = next(b for b in doc["blocks"] if b["id"] == "tokenizers")["stimulus"]
+    for name, chars in (("coffee", 90), ("sleep", 90), (pairs, 40)):
         doc["stimuli"][name]["max_chars"] = chars
     passage = next(f for f in doc["factors"] if f["name"] == "passage")["levels"][0]
     levels = {"rate": [60], "ttft": [150], "strategy": ["fade"], "indicator": ["dots"], "passage": [passage]}
