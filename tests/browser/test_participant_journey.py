@@ -87,13 +87,14 @@ def test_a_panel_id_alone_from_another_browser_gets_the_resume_page_and_the_resu
     me.goto(f"{me.base}/s/{study.slug}/?PROLIFIC_PID=victim-1&STUDY_ID=st&SESSION_ID=se-victim-1")
     to_first_trial(me)
     mine = session_of(me)
-    code = me.locator("#resume-code").inner_text()  # shown at the bottom of the participant's pages
     before = (mine.step, Answer.objects.filter(session=mine).count())
 
     other = open_page()  # a fresh browser that knows only the panel id
     other.goto(f"{other.base}/s/{study.slug}/?PROLIFIC_PID=victim-1")
-    other.wait_for_selector('#step[data-kind="resume"]')
-    assert "/p/" not in other.url and mine.token not in other.content()
+    other.wait_for_selector("#step")
+    assert "/p/" not in other.url and mine.token not in other.content()  # never the other session
+    assert other.get_attribute("#step", "data-kind") == "resume"
+    code = me.locator("#resume-code").inner_text()  # shown at the bottom of the participant's own pages
     other.locator("#resume-code").fill("ZZZZ-ZZZZ")
     other.locator("#resume-form button[type=submit]").click()
     other.wait_for_selector("#resume-error")
