@@ -392,7 +392,8 @@ def _apply(session: Session, current: dict, client_id: str, payload: dict) -> Su
 def _forget_before_consent(session: Session, reason: str) -> None:
     """Before consent nothing identifying is kept: the session goes (panel ids with it), a ``Decline`` row says
     only that someone left, and why."""
-    Decline.objects.create(study=session.study, reason=reason)
+    if not session.preview:  # a researcher's preview records nothing, not even a decline
+        Decline.objects.create(study=session.study, reason=reason)
     session.delete()
 
 
