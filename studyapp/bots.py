@@ -134,9 +134,12 @@ def _now_ms() -> float:
 class Participant:
     """One bot going through one session over HTTP and websockets."""
 
-    def __init__(self, config: RunConfig, pid: str, bot: bot_models.Bot) -> None:
+    def __init__(self, config: RunConfig, pid: str, bot: bot_models.Bot, panel_session: str = "") -> None:
         self.config = config
         self.bot = bot
+        # The panel's per-attempt session id (Prolific's SESSION_ID): a participant re-entering from another
+        # browser proves with it that the panel id is theirs; a bot gets one, as a real participant does.
+        self.panel_session = panel_session or uuid.uuid4().hex[:12]
         self.result = BotResult(pid=pid, params=bot.params)
         self.client: httpx.AsyncClient | None = None
 
@@ -146,7 +149,7 @@ class Participant:
         names = self.config.params
         query = {names.get("participant", "PROLIFIC_PID"): self.result.pid,
                  names.get("study", "STUDY_ID"): f"bots-{self.config.run_id}",
-                 names.get("session", "SESSION_ID"): uuid.uuid4().hex[:12]}
+                 names.get("session", "SESSION_ID"): self.panel_session}
         if self.config.language:
             query["lang"] = self.config.language
         response = await self._request("GET", f"/s/{self.config.study}/", params=query)

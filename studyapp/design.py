@@ -26,7 +26,7 @@ from typing import Any
 from playback import synth, texts, transforms
 from playback.stream import Stream, StreamMeta
 from playback.timing import TimingSpec, TimingSpecError
-from studyapp import counterbalance
+from studyapp import counterbalance, textcut
 
 TIMING_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(TimingSpec))
 RENDER_KEYS = ("strategy", "strategy_options", "indicator", "indicator_options", "delivery")
@@ -601,15 +601,9 @@ def _check_trial(design: Design, block: BlockDesign, item: dict, seed: int) -> T
 
 
 def cut_text(text: str, max_chars: int) -> str:
-    """``text`` cut to at most ``max_chars`` characters at a sentence end (else a space) in the second half."""
-    if len(text) <= max_chars:
-        return text
-    head = text[:max_chars]
-    for marks in (".!?。！？\n", " ，、；,;"):
-        cut = max(head.rfind(m) for m in marks)
-        if cut >= max_chars // 2:
-            return head[: cut + 1].rstrip()
-    return head.rstrip()
+    """``text`` cut to at most ``max_chars`` characters at a sentence end (else a space) in the second half,
+    keeping its markdown well formed (``studyapp.textcut``)."""
+    return textcut.cut_markdown(text, max_chars)
 
 
 @cache

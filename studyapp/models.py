@@ -154,10 +154,19 @@ class PageVisit(models.Model):
 
 
 class Decline(models.Model):
-    """Consent declined: only that it happened (nothing else about the person is kept)."""
+    """A participant who left before consenting: only that it happened and why (nothing about the person).
+
+    ``declined``: answered "I do not agree"; ``withdrawn``: withdrew from the consent page; ``device``: their
+    device did not meet the study's requirements, found before consent."""
+
+    class Reason(models.TextChoices):
+        DECLINED = "declined", _("Declined consent")
+        WITHDRAWN = "withdrawn", _("Withdrew before consenting")
+        DEVICE = "device", _("Device not suitable")
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="declines")
     at = models.DateTimeField(auto_now_add=True)
+    reason = models.CharField(max_length=16, choices=Reason.choices, default=Reason.DECLINED)
 
 
 class TrialPlayback(models.Model):

@@ -22,6 +22,11 @@ def session_by_token(token: str) -> Session | None:
     return Session.objects.select_related("study").filter(token=token).first()
 
 
+def session_by_panel_id(study: Study, pid: str) -> Session | None:
+    """The (non-preview) session of a panel id in a study, if any: at most one exists."""
+    return Session.objects.select_related("study").filter(study=study, panel_pid=pid, preview=False).first()
+
+
 def studies_for(user) -> QuerySet[Study]:
     """Studies a researcher may see: their own and those shared with them."""
     from django.db.models import Q
@@ -55,8 +60,10 @@ def step_view(session: Session) -> dict[str, Any]:
         view["block_title"] = journey.localize(block.get("title", ""), lang)
     if kind == "questionnaire":
         view["items"] = journey.localize(study.spec.get("questionnaire") or [], lang)
-    if kind == "environment":
-        view["limits"] = study.spec.get("limits") or {}
+    if kind in ("consent", "environment"):  # the consent page checks the device before anything is recorded
+        view["limits"] = {k: v for k, v in (study.spec.get("limits") or {}).items()
+                          if k in ("devices", "min_viewport", "min_refresh_hz")} if kind == "consent" else (
+            study.spec.get("limits") or {})
     if kind == "trial":
         trial = Trial.objects.get(session=session, index=step["trial"])
         spec = trial.spec

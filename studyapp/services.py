@@ -8,7 +8,9 @@ same ``client_id`` finds the stored answer and is acknowledged again, never stor
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import json
 import secrets
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from playback.models_delivery import Playback
 from playback.services_delivery import playback_create
@@ -181,6 +184,45 @@ def session_enter(*, study: Study, panel: dict[str, str], language: str = "en",
     return session, True
 
 
+# --- re-entering ----------------------------------------------------------------------------------------------
+
+_CROCKFORD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "ABCDEFGHJKMNPQRSTVWXYZ0123456789")
+
+
+def resume_code(session: Session) -> str:
+    """The code a participant is shown on their pages, to continue the session in another browser.
+
+    Derived from the session token with the site's secret (nothing stored): 8 characters of Crockford's
+    base32 (no I, L, O, U), shown as ``XXXX-XXXX``; 40 bits, so guessing one over HTTP is hopeless.
+    """
+    digest = salted_hmac("pacelab.studyapp.resume_code", session.token, algorithm="sha256").digest()
+    code = base64.b32encode(digest[:5]).decode().translate(_CROCKFORD)
+    return f"{code[:4]}-{code[4:]}"
+
+
+def _normalised_code(code: str) -> str:
+    """What a participant typed, the way Crockford's alphabet reads it (case, dashes, spaces, I/L as 1, O as 0)."""
+    cleaned = "".join(ch for ch in str(code or "").upper() if ch.isalnum())
+    cleaned = cleaned.translate(str.maketrans("ILO", "110"))
+    return f"{cleaned[:4]}-{cleaned[4:]}" if len(cleaned) == 8 else cleaned
+
+
+def session_may_resume(session: Session, *, cookie_token: str | None = None, panel_session_id: str = "",
+                       code: str = "") -> bool:
+    """Whether an entry that names this session's panel id proves it is the same participant.
+
+    The panel id alone proves nothing (it is in exports and bots' ids are predictable). Any one of these does:
+    the browser's cookie for this session; the panel's per-attempt session id (Prolific's ``SESSION_ID``) equal
+    to the one the session started with; the resume code shown on the participant's pages.
+    """
+    if cookie_token and hmac.compare_digest(str(cookie_token), session.token):
+        return True
+    given = responses.panel_value(panel_session_id)
+    if session.panel_session_id and given and hmac.compare_digest(given, session.panel_session_id):
+        return True
+    return bool(code) and hmac.compare_digest(_normalised_code(code), resume_code(session))
+
+
 # --- where the participant is --------------------------------------------------------------------------------
 
 
@@ -289,11 +331,16 @@ def _apply(session: Session, current: dict, client_id: str, payload: dict) -> Su
         consent = payload.get("consent")
         if not isinstance(consent, bool):
             raise ResponseError("consent: must be true or false")
-        if not consent:
-            # Declining ends politely and keeps nothing beyond the fact of the decline.
-            Decline.objects.create(study=session.study)
-            session.delete()
-            return SubmitResult(client_id, step, Session.State.DECLINED, step)
+        # The consent page checks the device against the study's limits before anything is recorded: a device
+        # the study refuses ends here, like a decline, whichever button was pressed.
+        refusal = None
+        if payload.get("environment") is not None:
+            refusal = responses.environment_refusal(spec.get("limits") or {}, responses.environment(payload))
+        if not consent or refusal:
+            # Declining ends politely and keeps nothing beyond the fact of the decline (and why).
+            reason = Decline.Reason.DEVICE if refusal else Decline.Reason.DECLINED
+            _forget_before_consent(session, reason)
+            return SubmitResult(client_id, step, Session.State.DECLINED, step, flags=[reason])
         _store(session, client_id, "consent", True)
     elif kind == "environment":
         env = responses.environment(payload)
@@ -342,13 +389,30 @@ def _apply(session: Session, current: dict, client_id: str, payload: dict) -> Su
     return SubmitResult(client_id, step, session.state, session.step, flags=flags)
 
 
-def session_withdraw(*, session: Session) -> Session:
-    """Withdraw at any step: the study says whether the data are deleted or kept and excluded."""
+def _forget_before_consent(session: Session, reason: str) -> None:
+    """Before consent nothing identifying is kept: the session goes (panel ids with it), a ``Decline`` row says
+    only that someone left, and why."""
+    if not session.preview:  # a researcher's preview records nothing, not even a decline
+        Decline.objects.create(study=session.study, reason=reason)
+    session.delete()
+
+
+def session_consented(session: Session) -> bool:
+    return Answer.objects.filter(session=session, key="consent").exists()
+
+
+def session_withdraw(*, session: Session) -> Session | None:
+    """Withdraw at any step: the study says whether the data are deleted or kept and excluded. Before consent
+    the session is forgotten like a decline and ``None`` is returned."""
     policy = (session.study.spec.get("recruitment") or {}).get("withdrawal", "keep_excluded")
     with transaction.atomic():
-        s = Session.objects.select_for_update().get(pk=session.pk)
+        s = Session.objects.select_for_update().select_related("study").get(pk=session.pk)
         if s.state != Session.State.ACTIVE:
             return s
+        if not s.preview and not session_consented(s):
+            _forget_before_consent(s, Decline.Reason.WITHDRAWN)
+            events.study_changed(s.study_id)
+            return None
         if policy == "delete":
             s.answers.all().delete()
             s.trials.all().delete()

@@ -344,6 +344,34 @@ def semantic_problems(doc: dict, base_dir: str | Path | None = None) -> list[Pro
     return sort_problems(out)
 
 
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+
+
+def language_warnings(doc: dict) -> list[Problem]:
+    """Stimuli whose text is in another language than a participant language they are shown to (a valid study
+    may want that, so these are warnings, not problems). One per block, participant language and text."""
+    out: list[Problem] = []
+    seen: set[tuple] = set()
+    for language in doc["languages"]:
+        expanded = design.expand(doc, language)
+        for block in expanded.blocks:
+            specs = [s for c in block.conditions for s in c.stimuli]
+            if block.base is not None:
+                specs.append(block.base)
+            for spec in specs:
+                content = spec.language
+                key = (block.id, language, spec.text)
+                if not content or language.split("-")[0] == content or key in seen:
+                    continue
+                seen.add(key)
+                bi = next(i for i, b in enumerate(doc["blocks"]) if b["id"] == block.id)
+                out.append(Problem(f"blocks[{bi}]", (
+                    f"{language} participants are shown {LANGUAGE_NAMES.get(content, content)} text {spec.text!r} "
+                    f"in block {block.id!r}; give one text per language (text: {{en: ..., zh-hans: ...}}) "
+                    f"unless that is intended")))
+    return sort_problems(out)
+
+
 def _param_names(params: dict, path: str, known_texts: dict, tokenizer_names: list[str], base_dir,
                  plain: bool = False) -> list[Problem]:
     """Unknown stimulus, text, tokenizer or trace names in one parameter set."""

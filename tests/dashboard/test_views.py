@@ -159,6 +159,7 @@ def test_the_snapshot_counts_sessions_groups_conditions_and_trial_times(study):
     live = study_services.session_enter(study=study, panel={"participant": "P-live"})[0]
     declining = study_services.session_enter(study=study, panel={"participant": "P-no"})[0]
     step(declining, {"consent": False}, client_id=uuid.uuid4().hex)
+    step(live, {"consent": True}, client_id=uuid.uuid4().hex)  # withdrawing before consent would leave no session
     study_services.session_withdraw(session=live)
     snap = selectors.study_snapshot(study)
     assert [s.state for s in done] == ["completed", "completed"]

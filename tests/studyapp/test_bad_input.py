@@ -41,7 +41,7 @@ class Browser:
         self.base = base
         self.pid = pid
         self.client = httpx.Client(base_url=base, follow_redirects=False, timeout=30)
-        r = self.client.get(f"/s/{slug}/", params={"PROLIFIC_PID": pid})
+        r = self.client.get(f"/s/{slug}/", params={"PROLIFIC_PID": pid, "SESSION_ID": f"se-{pid}"})
         assert r.status_code == 302, r.text
         self.token = r.headers["location"].rstrip("/").rsplit("/", 1)[-1]
 
@@ -73,10 +73,11 @@ def _snapshot(token: str) -> tuple:
 
 
 def _finish(base: str, slug: str, pid: str) -> bots.BotResult:
-    """Carry on as the same participant (the panel link resumes the session) to the end."""
+    """Carry on as the same participant (the panel link, with its per-attempt SESSION_ID, resumes the session)
+    to the end."""
     config = bots.RunConfig(url=base, study=slug, n=1, seed=1)
     bot = bot_models.population_bots(bot_models.Population(attentive=1.0), 1, seed=1)[0]
-    return asyncio.run(bots.Participant(config, pid, bot).run())
+    return asyncio.run(bots.Participant(config, pid, bot, panel_session=f"se-{pid}").run())
 
 
 def _refused(r: httpx.Response, status: int, code: str, words: str) -> None:
@@ -180,8 +181,8 @@ def test_bad_submissions_are_refused_clearly_and_change_nothing(server, study):
     assert r.status_code == 302
     s = Session.objects.get(panel_pid="nulpid")
     assert (s.panel_study_id, s.panel_session_id) == ("s", "")
-    assert httpx.get(f"{server}/s/{study.slug}/", params={"PROLIFIC_PID": "nulpid"}).headers["location"] == (
-        r.headers["location"])  # the cleaned id resumes the same session
+    again = httpx.get(f"{server}/s/{study.slug}/", params={"PROLIFIC_PID": "nulpid"}, cookies=r.cookies)
+    assert again.headers["location"] == r.headers["location"]  # the cleaned id resumes the same session
 
     # nothing lost: the participant carries on from where they were to the end
     result = _finish(server, study.slug, me.pid)

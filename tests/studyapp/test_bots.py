@@ -30,7 +30,7 @@ def trimmed_demo() -> dict:
     doc["id"] = "bots-trimmed-demo"
     doc["stimuli"]["coffee"]["max_chars"] = 70
     doc["stimuli"]["sleep"]["max_chars"] = 60
-    doc["stimuli"]["tea_zh"]["max_chars"] = 40
+    doc["stimuli"]["brew"]["max_chars"] = 40
     levels = {"rate": [10, 25, 60], "ttft": [300, 1000], "strategy": ["token", "word"], "indicator": ["none", "dots"]}
     for factor in doc["factors"]:
         if factor["name"] in levels:

@@ -131,8 +131,10 @@ def test_a_trial_stream_is_synthesised_deterministically_at_the_condition_rate()
     assert len(one.text) <= 120
 
 
-def test_same_tokens_per_second_with_a_coarser_tokenizer_shows_chinese_text_faster(demo):
-    cond = next(c for c in demo.blocks[3].conditions if c.levels["passage"] == "tea")
+def test_same_tokens_per_second_with_a_coarser_tokenizer_shows_chinese_text_faster():
+    zh = design.expand(studyfile.load_study(studyfile.demo_study_path()), "zh-hans")
+    cond = next(c for c in zh.blocks[3].conditions if c.levels["passage"] == "brew")
+    assert cond.stimuli[0].text == "zh-chat-tea"
     fine, coarse = (design.stimulus_stream(s) for s in cond.stimuli)
     assert fine.text == coarse.text
     assert len(fine.pieces) == len(tokenizers.get("cl100k_base").pieces(fine.text))
@@ -155,6 +157,15 @@ def test_a_per_language_text_resolves_to_the_participants_language():
     doc["stimuli"]["coffee"]["text"] = {"en": "en-chat-coffee", "zh-hans": "zh-chat-tea"}
     assert design.expand(doc, "zh-hans").blocks[0].conditions[0].stimuli[0].text == "zh-chat-tea"
     assert design.expand(doc, "en").blocks[0].conditions[0].stimuli[0].language == "en"
+
+
+def test_the_demo_gives_each_participant_the_answers_of_their_language():
+    doc = studyfile.load_study(studyfile.demo_study_path())
+    for language, content in (("en", "en"), ("zh-hans", "zh")):
+        expanded = design.expand(doc, language)
+        shown = {s.language for b in expanded.blocks for c in b.conditions for s in c.stimuli}
+        assert shown == {content}, (language, shown)
+    assert studyfile.language_warnings(doc) == []
 
 
 def test_cut_text_ends_at_a_sentence_when_it_can():

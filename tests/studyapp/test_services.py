@@ -182,3 +182,16 @@ def test_sessions_past_their_time_limit_are_timed_out(study):
 def test_study_states_are_checked():
     with pytest.raises(ValueError, match="state: must be one of"):
         services.study_set_state(study=Study(), state="running")
+
+
+def test_only_the_cookie_the_panel_session_id_or_the_resume_code_prove_a_returning_participant(study):
+    s = services.session_enter(study=study, panel={"participant": "P-r", "session": "SE-1"})[0]
+    code = services.resume_code(s)
+    assert code == services.resume_code(s) and code != services.resume_code(enter(study, "P-other"))
+    assert not services.session_may_resume(s)  # the panel id alone
+    assert not services.session_may_resume(s, cookie_token="x" * 43, panel_session_id="SE-2", code="0000-0000")
+    assert services.session_may_resume(s, cookie_token=s.token)
+    assert services.session_may_resume(s, panel_session_id="SE-1")
+    assert services.session_may_resume(s, code=code.lower().replace("-", ""))  # as a person might type it
+    blank = services.session_enter(study=study, panel={"participant": "P-blank"})[0]
+    assert not services.session_may_resume(blank, panel_session_id="")  # no session id stored: none matches

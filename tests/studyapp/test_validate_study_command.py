@@ -39,3 +39,21 @@ def test_an_invalid_study_prints_every_problem_one_per_line_and_fails(tmp_path):
 def test_a_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(CommandError):
         run(str(tmp_path / "nope.yaml"), "--no-estimate")
+
+
+def test_a_stimulus_shown_in_another_language_than_the_participants_is_a_warning(tmp_path):
+    doc = studyfile.parse_yaml(studyfile.demo_study_path().read_text())
+    doc["stimuli"]["coffee"]["text"] = "en-chat-coffee"  # English answers for Chinese participants too
+    doc["factors"][-1]["levels"][0]["set"]["text"] = "zh-chat-tea"  # Chinese pairs for English participants
+    path = tmp_path / "mixed.yaml"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True))
+    warnings = [line for line in run(str(path), "--no-estimate").splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: blocks[0]: zh-hans participants are shown English text 'en-chat-coffee' in block 'practice'; "
+        "give one text per language (text: {en: ..., zh-hans: ...}) unless that is intended",
+        "warning: blocks[1]: zh-hans participants are shown English text 'en-chat-coffee' in block "
+        "'acceptability'; give one text per language (text: {en: ..., zh-hans: ...}) unless that is intended",
+        "warning: blocks[3]: en participants are shown Chinese text 'zh-chat-tea' in block 'tokenizers'; "
+        "give one text per language (text: {en: ..., zh-hans: ...}) unless that is intended"]
+    assert not [line for line in run(str(studyfile.demo_study_path()), "--no-estimate").splitlines()
+                if line.startswith("warning:")]  # the demo gives every participant their own language

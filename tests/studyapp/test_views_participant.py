@@ -67,11 +67,45 @@ def test_the_entry_link_starts_a_session_and_the_page_shows_consent_in_the_sessi
     assert data["kind"] == "consent" and data["step"] == 0
 
 
-def test_a_returning_browser_resumes_through_the_cookie_and_a_returning_panel_id_without_it(study):
+def test_a_returning_browser_resumes_through_the_cookie_with_or_without_the_panel_parameters(study):
     client = Client()
-    first = enter(client, study, PROLIFIC_PID="p-back")
+    first = enter(client, study, PROLIFIC_PID="p-back", SESSION_ID="se-back")
     assert enter(client, study).pk == first.pk  # cookie
-    assert enter(Client(), study, PROLIFIC_PID="p-back").pk == first.pk  # another browser, same panel id
+    assert enter(client, study, PROLIFIC_PID="p-back").pk == first.pk  # cookie, panel link without SESSION_ID
+    assert Session.objects.count() == 1
+
+
+def test_a_panel_id_alone_never_enters_someone_elses_session(study):
+    victim = Client()
+    session = enter(victim, study, PROLIFIC_PID="p-victim", SESSION_ID="se-victim-attempt-1")
+    submit(victim, session, {"consent": True})
+    before = snapshot(session)
+    for params in ({"PROLIFIC_PID": "p-victim"}, {"PROLIFIC_PID": "p-victim", "SESSION_ID": "se-guess"},
+                   {"PROLIFIC_PID": "p-victim", "SESSION_ID": ""}):
+        attacker = Client()
+        response = attacker.get(f"/s/{study.slug}/", params)
+        html = response.content.decode()
+        assert response.status_code == 200 and 'data-kind="resume"' in html
+        cookie = response.cookies.get(f"pacelab_s_{study.pk}")
+        assert session.token not in html and (cookie is None or session.token not in cookie.value)
+        assert "resume code" in html.lower()
+        wrong = attacker.post(f"/s/{study.slug}/resume", {"pid": "p-victim", "code": "AAAA-AAAA"})
+        assert wrong.status_code == 200 and 'id="resume-error"' in wrong.content.decode()
+        assert session.token not in wrong.content.decode()
+    assert snapshot(session) == before and Session.objects.count() == 1
+
+
+def test_another_browser_resumes_with_the_panel_session_id_or_the_resume_code_shown_on_the_pages(study):
+    first = Client()
+    session = enter(first, study, PROLIFIC_PID="p-move", SESSION_ID="se-move-1", lang="zh-hans")
+    page = first.get(f"/p/{session.token}/").content.decode()
+    code = services.resume_code(session)
+    assert f'id="resume-code">{code}<' in page and len(code) == 9 and code[4] == "-"
+    assert enter(Client(), study, PROLIFIC_PID="p-move", SESSION_ID="se-move-1").pk == session.pk  # Prolific's link
+    other = Client()
+    response = other.post(f"/s/{study.slug}/resume", {"pid": "p-move", "code": code.lower().replace("-", " ")})
+    assert response.status_code == 302 and response["Location"] == f"/p/{session.token}/"
+    assert enter(other, study).pk == session.pk  # and from now on this browser resumes through its cookie
     assert Session.objects.count() == 1
 
 
@@ -155,10 +189,40 @@ def test_declining_consent_deletes_the_session_and_points_to_the_declined_page(s
     session = enter(client, study, lang="zh-hans")
     response = submit(client, session, {"consent": False})
     assert response.status_code == 200 and response.json()["state"] == "declined"
-    assert response.json()["next"] == f"/s/{study.slug}/declined/?lang=zh-hans"
+    assert response.json()["next"] == f"/s/{study.slug}/declined/?lang=zh-hans&reason=declined"
     assert not Session.objects.filter(pk=session.pk).exists() and Decline.objects.count() == 1
     page = client.get(response.json()["next"])
     assert page.status_code == 200 and "我们没有记录任何关于您的信息" in page.content.decode()
+
+
+def test_withdrawing_before_consent_keeps_nothing_identifying_like_declining(study):
+    client = Client()
+    session = enter(client, study, PROLIFIC_PID="p-early", SESSION_ID="se-early", lang="zh-hans")
+    response = client.post(f"/p/{session.token}/withdraw")
+    assert response.status_code == 302
+    assert response["Location"] == f"/s/{study.slug}/declined/?lang=zh-hans&reason=withdrawn"
+    assert not Session.objects.filter(panel_pid="p-early").exists() and not Answer.objects.exists()
+    assert list(Decline.objects.values_list("reason", flat=True)) == ["withdrawn"]
+    page = client.get(response["Location"]).content.decode()
+    assert "您在研究开始前离开了" in page and "p-early" not in page
+    assert client.get(f"/p/{session.token}/").status_code == 404  # nothing left to come back to
+
+
+def test_a_device_the_study_refuses_is_found_on_the_consent_page_and_nothing_is_recorded(study):
+    client = Client()
+    session = enter(client, study, PROLIFIC_PID="p-phone", SESSION_ID="se-phone")
+    html = client.get(f"/p/{session.token}/").content.decode()
+    consent_at = html.index('data-kind="consent"')
+    assert html.index('id="requirements"') > consent_at and "Phones cannot be used for this study." in html
+    assert html.index('id="requirements"') < html.index('data-answer="accept"')  # stated before consent
+    phone = {"environment": ENV["environment"] | {"device": "phone", "viewport": {"width": 390, "height": 844}}}
+    response = submit(client, session, {"consent": True} | phone)  # even "I agree" from a phone records nothing
+    assert response.status_code == 200 and response.json()["state"] == "declined"
+    assert response.json()["next"].endswith("reason=device")
+    assert not Session.objects.filter(panel_pid="p-phone").exists() and not Answer.objects.exists()
+    assert list(Decline.objects.values_list("reason", flat=True)) == ["device"]
+    page = client.get(response.json()["next"]).content.decode()
+    assert "This study needs a computer or tablet" in page and "Phones cannot be used" in page
 
 
 def test_csrf_is_enforced_on_submit_and_withdraw(study):
@@ -182,10 +246,12 @@ def test_csrf_is_enforced_on_submit_and_withdraw(study):
 def test_after_withdrawing_the_page_says_so_and_further_answers_are_refused(study):
     client = Client()
     session = enter(client, study)
+    submit(client, session, {"consent": True})
+    session.refresh_from_db()
     client.post(f"/p/{session.token}/withdraw")
     html = client.get(f"/p/{session.token}/").content.decode()
     assert 'data-state="withdrawn"' in html and "Withdraw from the study" not in html
-    response = submit(client, session, {"consent": True})
+    response = submit(client, session, ENV)
     assert response.status_code == 409 and response.json()["code"] == "not_active"
 
 

@@ -6,6 +6,7 @@
 // are already in the page in the session's language.
 
 import { measureEnvironment } from "./environment.js";
+import { refusalOf } from "./requirements.js";
 import { Refused, submitAnswer } from "./submit.js";
 import { finishPlayback, firstPaintAt, playTrial } from "./trial.js";
 
@@ -75,9 +76,43 @@ async function send(payload) {
 
 // --- steps -----------------------------------------------------------------------------------------------------
 
-function consentStep() {
-  root.querySelector('[data-answer="accept"]').addEventListener("click", () => send({ consent: true }));
+async function consentStep() {
+  const accept = root.querySelector('[data-answer="accept"]');
+  let env = null; // the measured device, sent with the answer (the server checks it again)
+  accept.addEventListener("click", () => send(env ? { consent: true, environment: env } : { consent: true }));
   root.querySelector('[data-answer="decline"]').addEventListener("click", () => send({ consent: false }));
+  const box = root.querySelector("#requirements");
+  if (!box) return;
+  // The device requirement is stated above and checked here, before anything is recorded.
+  const status = box.querySelector("#device-status");
+  const refused = box.querySelector("#device-refused");
+  const question = root.querySelector("#consent-question");
+  accept.disabled = true;
+  const check = async () => {
+    status.hidden = false;
+    env = (await measureEnvironment()).environment;
+    const why = refusalOf(view.limits || {}, env);
+    root.dataset.device = why ? "refused" : "ok";
+    box.classList.toggle("refused", Boolean(why));
+    refused.hidden = !why;
+    question.hidden = Boolean(why);
+    if (!why) {
+      status.textContent = T("deviceOk");
+      accept.disabled = false;
+      return;
+    }
+    status.hidden = true;
+    box.querySelector('[data-answer="recheck"]').hidden = why === "device"; // a phone stays a phone
+    const deviceKey = `device${env.device[0].toUpperCase()}${env.device.slice(1)}`;
+    box.querySelector("#refusal-reason").textContent = {
+      device: T("refusedDevice", { device: T(deviceKey) }),
+      viewport: T("refusedViewport", { width: env.viewport.width, height: env.viewport.height }),
+      refresh: T("refusedRefresh", { n: Math.round(env.refresh_hz) }),
+    }[why];
+  };
+  box.querySelector('[data-answer="recheck"]').addEventListener("click", check);
+  box.querySelector('[data-answer="leave"]').addEventListener("click", () => send({ consent: false, environment: env }));
+  await check();
 }
 
 function textStep() {
@@ -288,7 +323,34 @@ function withdrawLink() {
 // Back/forward cache: a page restored from memory would show a step the server may have left behind.
 window.addEventListener("pageshow", (ev) => { if (ev.persisted) window.location.reload(); });
 
+/** Keep the browser's Back inside the study: every step has the same URL, so without this Back would leave
+ * the study (and Forward would come back to a restarted trial). A second history entry for this page is
+ * pushed; Back returns to the first one without leaving the page, the page says that answers cannot be
+ * changed, and the entry is pushed again (which also empties Forward). */
+function showBackNotice() {
+  const notice = document.getElementById("back-notice");
+  if (!notice) return;
+  notice.textContent = T("backNotice");
+  notice.hidden = false;
+  root.dataset.backNotice = "shown";
+}
+
+function guardBack() {
+  const kind = root.dataset.kind;
+  if (kind === "end" || kind === "consent" || !window.history.pushState) return;
+  const here = window.location.href;
+  const nav = performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
+  if (nav && nav.type === "back_forward") showBackNotice(); // came back to an older entry of this study
+  window.history.replaceState({ pacelab: "step" }, "", here);
+  window.history.pushState({ pacelab: "guard" }, "", here);
+  window.addEventListener("popstate", () => {
+    showBackNotice();
+    window.history.pushState({ pacelab: "guard" }, "", here);
+  });
+}
+
 withdrawLink();
+guardBack();
 const handlers = { consent: consentStep, environment: environmentStep, questionnaire: questionnaireStep,
                    trial: trialStep, end: endStep };
 (handlers[root.dataset.kind] || textStep)();

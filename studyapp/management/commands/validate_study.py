@@ -26,6 +26,8 @@ class Command(BaseCommand):
         self.stdout.write(f"blocks: {', '.join(b.id for b in expanded.blocks)}")
         self.stdout.write(f"conditions: {len(expanded.conditions)}")
         self.stdout.write(f"groups: {', '.join(g.id for g in expanded.groups)}")
+        for warning in studyfile.language_warnings(study):
+            self.stdout.write(f"warning: {warning}")
         if opts["no_estimate"]:
             return
         info = design.summary(expanded)

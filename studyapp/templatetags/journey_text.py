@@ -1,0 +1,13 @@
+"""``{{ text|journey_markdown }}``: a study text as markdown paragraphs (see studyapp/journey_text.py)."""
+
+from django import template
+from django.utils.safestring import SafeString, mark_safe
+
+from studyapp import journey_text
+
+register = template.Library()
+
+
+@register.filter
+def journey_markdown(value) -> SafeString:
+    return mark_safe(journey_text.to_html(value))  # noqa: S308 - markdown-it escapes raw HTML (html=False)
