@@ -49,6 +49,9 @@ else:
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# Reverse proxies whose X-Forwarded-For/-Proto are believed (addresses or networks, e.g. "127.0.0.1,10.0.0.0/8").
+# Empty (the default): the TCP peer is the client and forwarded headers are dropped (pacelab/proxy.py).
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
 
 INSTALLED_APPS = [
     "daphne",
@@ -180,7 +183,13 @@ AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contri
 AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # one guesser cannot lock a researcher out everywhere
+# Counted per address and per username (issue 41): one address cannot try many usernames, and many addresses (a
+# botnet, or forged forwarded headers) cannot try one username more than AXES_FAILURE_LIMIT times per cool-off.
+# The price: anyone can lock a username for the cool-off; `manage.py axes_reset_username NAME` lifts it.
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"] if env.bool("AXES_LOCKOUT_BY_USERNAME", default=True) \
+    else ["ip_address"]
+# The client's address is REMOTE_ADDR, resolved from forwarded headers only for TRUSTED_PROXIES (pacelab/proxy.py).
+AXES_CLIENT_IP_CALLABLE = "pacelab.proxy.remote_addr"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "dashboard/locked_out.html"
 
@@ -199,6 +208,13 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 SERVE_STATIC = env.bool("SERVE_STATIC", default=not PRODUCTION)
+# Production: WhiteNoise serves STATIC_ROOT (after collectstatic; the scripts are ES modules importing each other
+# by plain names, so no hashed-name storage) unless the reverse proxy does (STATIC_BY_PROXY=1,
+# deploy/nginx/pacelab.conf). pacelab/static.py says which at start.
+STATIC_BY_PROXY = env.bool("STATIC_BY_PROXY", default=False)
+if not SERVE_STATIC and not STATIC_BY_PROXY:
+    MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+                      "whitenoise.middleware.WhiteNoiseMiddleware")
 
 LOGGING = {
     "version": 1,
