@@ -54,3 +54,7 @@ if "daphne.server" in sys.modules:
     from pacelab import eager_writes
 
     eager_writes.install()
+    # Bodies over MAX_REQUEST_BODY_BYTES are refused by Daphne before they are held (pacelab/body_limit.py).
+    from pacelab import body_limit
+
+    body_limit.install(settings.MAX_REQUEST_BODY_BYTES)

@@ -49,6 +49,12 @@ else:
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# Request bodies: Daphne refuses a body over MAX_REQUEST_BODY_BYTES before holding it (pacelab/body_limit.py; the
+# largest legitimate upload is a 512 KiB study file); Django's own limit is the same; a participant's submit is
+# refused over PARTICIPANT_SUBMIT_MAX_BYTES by its Content-Length, before the view reads it. JSON answers (413).
+MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=2 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
+PARTICIPANT_SUBMIT_MAX_BYTES = env.int("PARTICIPANT_SUBMIT_MAX_BYTES", default=256 * 1024)
 # Reverse proxies whose X-Forwarded-For/-Proto are believed (addresses or networks, e.g. "127.0.0.1,10.0.0.0/8").
 # Empty (the default): the TCP peer is the client and forwarded headers are dropped (pacelab/proxy.py).
 TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
