@@ -263,11 +263,21 @@ if HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Periodic work (celery beat in production; `manage.py sweep_sessions` by hand or cron otherwise).
+# Each on PACELAB_TASK_QUEUE, where the workers listen.
+PACELAB_TASK_QUEUE = env.str("PACELAB_TASK_QUEUE", default="celery")
+# A running analysis beats every ANALYSIS_HEARTBEAT_S; silent for ANALYSIS_LOST_AFTER_S its worker is taken for
+# lost ("worker lost, restarting") and the run is sent again by the sweep every ANALYSIS_SWEEP_S
+# (analysis/heartbeat.py).
+ANALYSIS_HEARTBEAT_S = env.float("ANALYSIS_HEARTBEAT_S", default=5.0)
+ANALYSIS_LOST_AFTER_S = env.float("ANALYSIS_LOST_AFTER_S", default=20.0)
+ANALYSIS_SWEEP_S = env.float("ANALYSIS_SWEEP_S", default=15.0)
+_ON_QUEUE = {"options": {"queue": PACELAB_TASK_QUEUE}}
 CELERY_BEAT_SCHEDULE = {
-    "sweep-sessions": {"task": "studyapp.tasks.sweep_sessions", "schedule": 60.0},
-    "requeue-stale-jobs": {"task": "pacelab.tasks.requeue_stale_jobs", "schedule": 60.0},
+    "sweep-sessions": {"task": "studyapp.tasks.sweep_sessions", "schedule": 60.0, **_ON_QUEUE},
+    "requeue-stale-jobs": {"task": "pacelab.tasks.requeue_stale_jobs", "schedule": 60.0, **_ON_QUEUE},
+    "recover-lost-analyses": {"task": "pacelab.tasks.recover_lost_analyses", "schedule": ANALYSIS_SWEEP_S,
+                              **_ON_QUEUE},
 }
 
 # PaceLab
 PACELAB_TOKENIZER_DIR = env.str("PACELAB_TOKENIZER_DIR", default=str(VAR_DIR / "tokenizers"))
-PACELAB_TASK_QUEUE = env.str("PACELAB_TASK_QUEUE", default="celery")
