@@ -21,12 +21,12 @@ def describe() -> str:
 
     how = server(serve_static=settings.SERVE_STATIC, by_proxy=settings.STATIC_BY_PROXY)
     if how == "finders":
-        return (f"static files: Django serves /{settings.STATIC_URL} from the app folders "
+        return (f"static files: Django serves {settings.STATIC_URL} from the app folders "
                 "(SERVE_STATIC=1; not for production)")
     if how == "proxy":
-        return (f"static files: the reverse proxy must serve /{settings.STATIC_URL} from {settings.STATIC_ROOT} "
+        return (f"static files: the reverse proxy must serve {settings.STATIC_URL} from {settings.STATIC_ROOT} "
                 "(STATIC_BY_PROXY=1; Daphne answers 404 there)")
-    return f"static files: WhiteNoise serves /{settings.STATIC_URL} from {settings.STATIC_ROOT} (collectstatic)"
+    return f"static files: WhiteNoise serves {settings.STATIC_URL} from {settings.STATIC_ROOT} (collectstatic)"
 
 
 if __name__ == "__main__":
