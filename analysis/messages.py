@@ -22,6 +22,7 @@ STAGE_LABELS = {
     "fidelity": gettext_lazy("Timing fidelity"),
     "figures": gettext_lazy("Figures and report"),
     "done": gettext_lazy("Done"),
+    "lost": gettext_lazy("Worker lost, restarting"),  # analysis.models.LOST_STAGE
 }
 
 DATABASE_LOST = "the database connection was lost"

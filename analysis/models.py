@@ -14,9 +14,17 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-# The reporter beats at every progress write and cancel check (every half second while the pipeline runs); the
-# slowest single step (one population fit of a large condition) takes well under a minute.
+# The reporter beats at every progress write and cancel check (every half second while the pipeline runs), and a
+# heartbeat thread every ANALYSIS_HEARTBEAT_S seconds whatever the pipeline does (analysis/heartbeat.py). A run
+# silent for ANALYSIS_LOST_AFTER_S has lost its worker: the dashboard says "worker lost, restarting" and the sweep
+# (celery beat, every 15 s) sends it again; the next attempt takes the lease over. Silent for ABANDONED_AFTER, a
+# new request or a cancel gives it up.
 ABANDONED_AFTER = timedelta(minutes=10)
+LOST_STAGE = "lost"
+
+
+def lost_after() -> timedelta:
+    return timedelta(seconds=settings.ANALYSIS_LOST_AFTER_S)
 
 
 class AnalysisRun(models.Model):
@@ -64,12 +72,25 @@ class AnalysisRun(models.Model):
     def finished(self) -> bool:
         return self.state in self.FINISHED
 
+    def last_sign_of_life(self):
+        return self.heartbeat_at or self.started_at or self.created_at
+
+    def worker_lost(self, now=None) -> bool:
+        """Running, but its attempt has been silent for ``ANALYSIS_LOST_AFTER_S`` (or the sweep already found so and
+        sent it again): its worker died, and another attempt is on the way."""
+        if self.state != self.State.RUNNING:
+            return False
+        if self.stage == LOST_STAGE:
+            return True
+        last = self.last_sign_of_life()
+        return last is not None and (now or timezone.now()) - last > lost_after()
+
     def abandoned(self, now=None) -> bool:
         """Running, but its attempt has shown no sign of life for ``ABANDONED_AFTER``: its process died without a
         redelivery (an inline run killed, the embedded server restarted, a failure while the database was down)."""
         if self.state != self.State.RUNNING:
             return False
-        last = self.heartbeat_at or self.started_at or self.created_at
+        last = self.last_sign_of_life()
         return last is not None and (now or timezone.now()) - last > ABANDONED_AFTER
 
 

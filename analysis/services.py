@@ -95,6 +95,38 @@ def _abandon(run: AnalysisRun, state: str) -> None:
     events.analysis_progress(run.pk, state=run.state, stage=run.stage, percent=run.percent)
 
 
+def analysis_recover_lost(now=None) -> list[int]:
+    """Send again every running run whose worker was lost (silent for ``ANALYSIS_LOST_AFTER_S``); the ids sent.
+
+    The run is marked (stage ``lost``: "worker lost, restarting" on the dashboard) and its heartbeat set to now
+    in one conditional update, so two sweeps at once send it once, and the next attempt has another
+    ``ANALYSIS_LOST_AFTER_S`` to take it over before it is sent again. The dead attempt cannot store anything:
+    the next attempt takes a new lease. Exactly-once results stay with the lease (``_finish``).
+    """
+    from django.db.models import Q
+
+    from analysis.models import LOST_STAGE, lost_after
+    from analysis.tasks import run_analysis
+
+    now = now or timezone.now()
+    cutoff = now - lost_after()
+    silent = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    sent = []
+    for run in AnalysisRun.objects.filter(silent, state=AnalysisRun.State.RUNNING):
+        with transaction.atomic():
+            marked = AnalysisRun.objects.filter(silent, pk=run.pk, state=AnalysisRun.State.RUNNING,
+                                                lease=run.lease).update(stage=LOST_STAGE, heartbeat_at=now)
+            if marked:
+                events.analysis_progress(run.pk, state=AnalysisRun.State.RUNNING, stage=LOST_STAGE,
+                                         percent=run.percent)
+        if marked:
+            log.warning("analysis run %s: its worker was lost (silent since %s); sending it again",
+                        run.pk, run.last_sign_of_life())
+            if enqueue(run_analysis, run.pk):
+                sent.append(run.pk)
+    return sent
+
+
 def _test_delay() -> float:
     value = getattr(settings, "PACELAB_ANALYSIS_TEST_DELAY", None) or os.environ.get("PACELAB_ANALYSIS_TEST_DELAY")
     return float(value or 0.0)
@@ -181,11 +213,25 @@ def analysis_run(*, run_id: int, echo: Callable[[str, float], None] | None = Non
 
     ``retry_db_errors`` (the Celery task): a lost database connection is raised, not recorded as the run's
     failure, so the task is retried and its next attempt takes the run over."""
-    from analysis.progress import Reporter
+    from analysis.heartbeat import Heartbeat
+
     lease = uuid.uuid4().hex
     run = _start(run_id, lease)
     if run is None:
         return AnalysisRun.objects.get(pk=run_id)
+    heartbeat = Heartbeat(run_id, lease, settings.ANALYSIS_HEARTBEAT_S)
+    heartbeat.start()
+    try:
+        return _attempt(run, lease, echo=echo, options=options, retry_db_errors=retry_db_errors)
+    finally:
+        heartbeat.stop()
+
+
+def _attempt(run: AnalysisRun, lease: str, *, echo, options, retry_db_errors: bool) -> AnalysisRun:
+    """One attempt at a run this attempt holds the lease of (``analysis_run``'s body, under its heartbeat)."""
+    from analysis.progress import Reporter
+
+    run_id = run.pk
     root = analysis_root()
     staged = root / f".{run_id}-{lease}"
     try:

@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 
 from analysis import exclusions, exporting, messages, services, snapshot
-from analysis.models import AnalysisFile, AnalysisRun
+from analysis.models import LOST_STAGE, AnalysisFile, AnalysisRun
 from dashboard import access
 from dashboard.selectors_participants import parse_id
 from dashboard.views import with_study
@@ -35,7 +35,8 @@ def _run_of(study, value: Any) -> AnalysisRun | None:
 
 
 def run_status(run: AnalysisRun) -> dict[str, Any]:
-    return {"run": run.pk, "state": run.state, "stage": run.stage, "percent": round(run.percent, 1),
+    stage = LOST_STAGE if run.worker_lost() else run.stage  # "worker lost, restarting" (issue 41)
+    return {"run": run.pk, "state": run.state, "stage": stage, "percent": round(run.percent, 1),
             "finished": run.finished, "error": run.error if run.state == AnalysisRun.State.FAILED else ""}
 
 
@@ -75,7 +76,7 @@ def analysis_page(request: HttpRequest, study) -> HttpResponse:
         "runs": list(study.analysis_runs.all()[:10]), "files": files, "figures": figures, "results": results,
         "numbers": key_numbers(results), "can_run": access.can(study.role, "edit"),
         "stage_labels": [(key, str(label)) for key, label in messages.STAGE_LABELS.items()],
-        "stage_label": messages.stage_label(run.stage) if run else "",
+        "stage_label": messages.stage_label(run_status(run)["stage"]) if run else "",
         "run_error": messages.error_text(run.error) if run and run.error else "",
         "ws_path": f"/ws/dashboard/{study.slug}/analysis/{run.pk}/" if run else ""})
 

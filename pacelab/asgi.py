@@ -9,26 +9,33 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pacelab.settings")
 django_asgi_app = get_asgi_application()
 
+import logging  # noqa: E402
+
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
 
+from pacelab import static  # noqa: E402
+from pacelab.proxy import TrustedProxyMiddleware, parse_networks  # noqa: E402
 from pacelab.routing import websocket_urlpatterns  # noqa: E402
 from pacelab.ws_session import WebsocketAuthStack  # noqa: E402
 
+logging.getLogger("pacelab").info(static.describe())  # said at the start of every process (issue 41)
 http_app = django_asgi_app
 if settings.SERVE_STATIC:
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
     http_app = ASGIStaticFilesHandler(django_asgi_app)
 
-application = ProtocolTypeRouter(
+# Outermost: the client's address and scheme are settled before anything reads them (Daphne runs without
+# --proxy-headers; forwarded headers count only from TRUSTED_PROXIES).
+application = TrustedProxyMiddleware(ProtocolTypeRouter(
     {
         "http": http_app,
         "websocket": AllowedHostsOriginValidator(WebsocketAuthStack(URLRouter(websocket_urlpatterns))),
     }
-)
+), trusted=parse_networks(settings.TRUSTED_PROXIES))
 
 # Latency tuning for the process that paces live streams (docs/deploy.md, "Pacing latency"; measured by
 # benchmarks/pacing.py). Everything imported so far lives as long as the process: freezing it takes it out of
@@ -47,3 +54,7 @@ if "daphne.server" in sys.modules:
     from pacelab import eager_writes
 
     eager_writes.install()
+    # Bodies over MAX_REQUEST_BODY_BYTES are refused by Daphne before they are held (pacelab/body_limit.py).
+    from pacelab import body_limit
+
+    body_limit.install(settings.MAX_REQUEST_BODY_BYTES)

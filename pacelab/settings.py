@@ -49,6 +49,15 @@ else:
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# Request bodies: Daphne refuses a body over MAX_REQUEST_BODY_BYTES before holding it (pacelab/body_limit.py; the
+# largest legitimate upload is a 512 KiB study file); Django's own limit is the same; a participant's submit is
+# refused over PARTICIPANT_SUBMIT_MAX_BYTES by its Content-Length, before the view reads it. JSON answers (413).
+MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=2 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
+PARTICIPANT_SUBMIT_MAX_BYTES = env.int("PARTICIPANT_SUBMIT_MAX_BYTES", default=256 * 1024)
+# Reverse proxies whose X-Forwarded-For/-Proto are believed (addresses or networks, e.g. "127.0.0.1,10.0.0.0/8").
+# Empty (the default): the TCP peer is the client and forwarded headers are dropped (pacelab/proxy.py).
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
 
 INSTALLED_APPS = [
     "daphne",
@@ -181,7 +190,13 @@ AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contri
 AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # one guesser cannot lock a researcher out everywhere
+# Counted per address and per username (issue 41): one address cannot try many usernames, and many addresses (a
+# botnet, or forged forwarded headers) cannot try one username more than AXES_FAILURE_LIMIT times per cool-off.
+# The price: anyone can lock a username for the cool-off; `manage.py axes_reset_username NAME` lifts it.
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"] if env.bool("AXES_LOCKOUT_BY_USERNAME", default=True) \
+    else ["ip_address"]
+# The client's address is REMOTE_ADDR, resolved from forwarded headers only for TRUSTED_PROXIES (pacelab/proxy.py).
+AXES_CLIENT_IP_CALLABLE = "pacelab.proxy.remote_addr"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "dashboard/locked_out.html"
 
@@ -203,6 +218,13 @@ SERVE_STATIC = env.bool("SERVE_STATIC", default=not PRODUCTION)
 # /streams/player-test/: the standalone player test page (docs/rendering.md), for development and the browser tests;
 # not served to the public in production unless asked for
 PLAYER_TEST_PAGE = env.bool("PLAYER_TEST_PAGE", default=DEBUG or not PRODUCTION)
+# Production: WhiteNoise serves STATIC_ROOT (after collectstatic; the scripts are ES modules importing each other
+# by plain names, so no hashed-name storage) unless the reverse proxy does (STATIC_BY_PROXY=1,
+# deploy/nginx/pacelab.conf). pacelab/static.py says which at start.
+STATIC_BY_PROXY = env.bool("STATIC_BY_PROXY", default=False)
+if not SERVE_STATIC and not STATIC_BY_PROXY:
+    MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+                      "whitenoise.middleware.WhiteNoiseMiddleware")
 
 LOGGING = {
     "version": 1,
@@ -245,11 +267,21 @@ if HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Periodic work (celery beat in production; `manage.py sweep_sessions` by hand or cron otherwise).
+# Each on PACELAB_TASK_QUEUE, where the workers listen.
+PACELAB_TASK_QUEUE = env.str("PACELAB_TASK_QUEUE", default="celery")
+# A running analysis beats every ANALYSIS_HEARTBEAT_S; silent for ANALYSIS_LOST_AFTER_S its worker is taken for
+# lost ("worker lost, restarting") and the run is sent again by the sweep every ANALYSIS_SWEEP_S
+# (analysis/heartbeat.py).
+ANALYSIS_HEARTBEAT_S = env.float("ANALYSIS_HEARTBEAT_S", default=5.0)
+ANALYSIS_LOST_AFTER_S = env.float("ANALYSIS_LOST_AFTER_S", default=20.0)
+ANALYSIS_SWEEP_S = env.float("ANALYSIS_SWEEP_S", default=15.0)
+_ON_QUEUE = {"options": {"queue": PACELAB_TASK_QUEUE}}
 CELERY_BEAT_SCHEDULE = {
-    "sweep-sessions": {"task": "studyapp.tasks.sweep_sessions", "schedule": 60.0},
-    "requeue-stale-jobs": {"task": "pacelab.tasks.requeue_stale_jobs", "schedule": 60.0},
+    "sweep-sessions": {"task": "studyapp.tasks.sweep_sessions", "schedule": 60.0, **_ON_QUEUE},
+    "requeue-stale-jobs": {"task": "pacelab.tasks.requeue_stale_jobs", "schedule": 60.0, **_ON_QUEUE},
+    "recover-lost-analyses": {"task": "pacelab.tasks.recover_lost_analyses", "schedule": ANALYSIS_SWEEP_S,
+                              **_ON_QUEUE},
 }
 
 # PaceLab
 PACELAB_TOKENIZER_DIR = env.str("PACELAB_TOKENIZER_DIR", default=str(VAR_DIR / "tokenizers"))
-PACELAB_TASK_QUEUE = env.str("PACELAB_TASK_QUEUE", default="celery")

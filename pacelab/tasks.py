@@ -39,6 +39,7 @@ def requeue_stale(now=None, stale_after: timedelta = STALE_AFTER) -> int:
     """Enqueue again every analysis run that has stayed queued longer than ``stale_after``, and every one that was
     abandoned while running; returns how many."""
     from analysis.models import AnalysisRun
+    from analysis.services import analysis_recover_lost
     from analysis.tasks import run_analysis
 
     now = now or timezone.now()
@@ -47,13 +48,19 @@ def requeue_stale(now=None, stale_after: timedelta = STALE_AFTER) -> int:
     for pk in AnalysisRun.objects.filter(state=AnalysisRun.State.QUEUED, created_at__lt=cutoff).values_list(
             "pk", flat=True):
         n += enqueue(run_analysis, pk)
-    # a running run whose attempt died with no redelivery (see AnalysisRun.abandoned): the next attempt takes it over
-    for run in AnalysisRun.objects.filter(state=AnalysisRun.State.RUNNING):
-        if run.abandoned(now):
-            n += enqueue(run_analysis, run.pk)
+    # a running run whose worker died (silent heartbeat, AnalysisRun.worker_lost): the next attempt takes it over
+    n += len(analysis_recover_lost(now))
     return n
 
 
 @shared_task
 def requeue_stale_jobs() -> int:
     return requeue_stale()
+
+
+@shared_task
+def recover_lost_analyses() -> int:
+    """Every ``ANALYSIS_SWEEP_S`` (celery beat): analysis runs whose worker died go out again within a minute."""
+    from analysis.services import analysis_recover_lost
+
+    return len(analysis_recover_lost())

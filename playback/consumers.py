@@ -21,6 +21,8 @@ def server_ms() -> float:
 
 
 class ClockConsumer(WebsocketConsumer):
+    channel_layer_alias = None  # never on Redis (see PlaybackConsumer)
+
     def connect(self) -> None:
         self.accept()
         self.send(text_data=json.dumps({"type": "hello", "protocol": PROTOCOL_VERSION, "t_server": server_ms()}))

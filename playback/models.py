@@ -16,7 +16,7 @@ class Trace(models.Model):
         STREAM = "stream", _("Replayable stream")
         SEED = "seed", _("Timing summary (seeds a synthetic model)")
 
-    content_hash = models.CharField(max_length=64, unique=True)
+    content_hash = models.CharField(max_length=64)
     kind = models.CharField(max_length=8, choices=Kind.choices)
     format = models.CharField(max_length=32)
     source_file = models.CharField(max_length=500)
@@ -27,11 +27,20 @@ class Trace(models.Model):
     data = models.JSONField()
     metrics = models.JSONField(default=dict)
     notes = models.JSONField(default=list)
+    # The owner: only they see the trace unless it is shared. No owner (an operator's `import_traces` without
+    # --owner, the demo) is the site's library, which every researcher sees.
     imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    shared = models.BooleanField(default=False, help_text="every researcher may see and use it")
     imported_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["id"]
+        constraints = [
+            # de-duplicated per owner (a private copy of someone else's trace is one's own), and once in the library
+            models.UniqueConstraint(fields=["imported_by", "content_hash"], name="trace_once_per_owner"),
+            models.UniqueConstraint(fields=["content_hash"], condition=models.Q(imported_by__isnull=True),
+                                    name="trace_once_in_library"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.format}:{self.stream_key or self.pk}"

@@ -52,6 +52,11 @@ def _deliver_prefetch(playback) -> None:
 
 
 class PlaybackConsumer(AsyncWebsocketConsumer):
+    # Never on the channel layer: Channels would otherwise give every socket a channel on Redis and read it for
+    # the socket's whole life, so a Redis restart closed every playback socket with 1011, idle ones included
+    # (issue 41). Nothing is ever sent to a playback socket from outside: only the dashboard's sockets join it.
+    channel_layer_alias = None
+
     async def connect(self) -> None:
         self.session = protocol.Session()
         self.playback = None

@@ -12,6 +12,15 @@ def traces_all() -> QuerySet[Trace]:
     return Trace.objects.all()
 
 
+def traces_for(user) -> QuerySet[Trace]:
+    """Traces a researcher may see and use: their own, the shared ones and the site's library (no owner)."""
+    from django.db.models import Q
+
+    if user is None or not user.is_authenticated:
+        return Trace.objects.none()
+    return Trace.objects.filter(Q(imported_by=user) | Q(shared=True) | Q(imported_by__isnull=True))
+
+
 def trace_stream(trace: Trace) -> Stream:
     """The replayable stream of a trace; ``ValueError`` for a summary-only trace."""
     if trace.kind != Trace.Kind.STREAM:

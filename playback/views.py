@@ -13,12 +13,12 @@ def stream_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "playback/stream_list.html",
-        {"traces": selectors.traces_all()[:500], "stimuli": selectors.stimuli_for(request.user)},
+        {"traces": selectors.traces_for(request.user)[:500], "stimuli": selectors.stimuli_for(request.user)},
     )
 
 
 @login_required
 def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    trace = get_object_or_404(Trace, pk=pk)
+    trace = get_object_or_404(selectors.traces_for(request.user), pk=pk)  # someone else's: 404, as unknown
     pieces = trace.data.get("pieces", [])[:2000] if trace.kind == Trace.Kind.STREAM else []
     return render(request, "playback/trace_detail.html", {"trace": trace, "pieces": pieces})

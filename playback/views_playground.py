@@ -22,7 +22,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from pacelab.tokens import token_shaped
 from playback import metrics, playground, selectors, services, texts, tokenizers
-from playback.models import Trace
 from playback.models_delivery import Playback
 from playback.services_delivery import playback_create, playback_fidelity
 from playback.stream import Stream
@@ -47,9 +46,9 @@ def _source(user, source: playground.Source) -> tuple[dict[str, Any], str]:
     if source.kind == "synthetic":
         return {"text": source.text}, ""
     if source.kind == "trace":
-        trace = Trace.objects.filter(pk=source.id).first()
+        trace = selectors.traces_for(user).filter(pk=source.id).first()
         if trace is None:
-            raise ValueError(_("id: no trace %(id)s") % {"id": source.id})
+            raise ValueError(_("id: no trace %(id)s that you may use") % {"id": source.id})
         stream = selectors.trace_stream(trace)
         return {"stream": stream}, stream.meta.language
     stimulus = selectors.stimuli_for(user).filter(pk=source.id).first()

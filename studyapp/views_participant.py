@@ -11,6 +11,7 @@ import json
 import logging
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
@@ -20,6 +21,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from pacelab import request_limits
 from studyapp import journey, responses, selectors, services
 from studyapp.models import Session, Study
 
@@ -216,6 +218,9 @@ def step_json(request: HttpRequest, token: str) -> JsonResponse:
 @require_POST
 def submit(request: HttpRequest, token: str) -> JsonResponse:
     session = _session_or_404(token)
+    refused = request_limits.too_large(request, settings.PARTICIPANT_SUBMIT_MAX_BYTES)
+    if refused is not None:
+        return refused
     try:
         body = json.loads(request.body or b"{}")
     except ValueError as exc:

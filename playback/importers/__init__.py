@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from playback.importers.base import Importer, ImportResult, TimingSeed, TraceFormatError
+from playback.stream import StreamError
 
 __all__ = [
     "FORMAT_NAMES",
@@ -108,7 +109,10 @@ def load(path: str | Path, format: str | None = None, **options: Any) -> ImportR
     path = Path(path)
     name = format if format is not None else detect(path)
     importer = get_importer(name)
-    return importer.load(path, **options) if options else importer.load(path)
+    try:
+        return importer.load(path, **options) if options else importer.load(path)
+    except StreamError as exc:  # a stream the file describes is not valid (a NUL character in a piece, ...)
+        raise TraceFormatError(path, "", "", str(exc)) from None
 
 
 # Files that sit beside a trace and are read by its importer, never traces themselves; skipped when a directory

@@ -71,10 +71,25 @@ def test_the_periodic_requeue_resends_an_abandoned_run(study, settings, monkeypa
 
     sent = []
     monkeypatch.setattr(run_analysis, "apply_async", lambda args, queue, retry: sent.append(args))
-    run = _running(study, timedelta(seconds=30))
+    run = _running(study, timedelta(seconds=5))  # beating: left alone
     assert tasks.requeue_stale() == 0
     AnalysisRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - ABANDONED_AFTER * 2)
     assert tasks.requeue_stale() == 1 and sent == [(run.pk,)]
+    assert tasks.requeue_stale() == 0  # sent once: the next attempt has ANALYSIS_LOST_AFTER_S to take it over
+
+
+def test_a_run_silent_past_the_lost_limit_is_shown_as_worker_lost_and_sent_again(study, settings, monkeypatch):
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    from analysis.tasks import run_analysis
+    from dashboard.views_results import run_status
+
+    sent = []
+    monkeypatch.setattr(run_analysis, "apply_async", lambda args, queue, retry: sent.append(args))
+    run = _running(study, timedelta(seconds=settings.ANALYSIS_LOST_AFTER_S + 1))
+    assert run_status(run)["stage"] == "lost"
+    assert tasks.recover_lost_analyses() == 1 and sent == [(run.pk,)]
+    run.refresh_from_db()
+    assert run.stage == "lost" and run_status(run)["stage"] == "lost" and not run.abandoned()
 
 
 def test_the_reporter_beats_while_it_holds_the_lease(study):

@@ -177,8 +177,10 @@ def test_logins_are_throttled_after_the_failure_limit(researchers, password):
     locked = _login(client, "alice", password)  # even the right password is refused now
     assert locked.status_code == 429 and "_auth_user_id" not in client.session
     assert b"Too many failed logins" in locked.content
-    other = Client()  # another researcher from the same address is not locked out
+    other = Client(REMOTE_ADDR="10.0.0.2")  # another researcher from another address is not locked out
     assert _login(other, "bob", password).status_code == 302 and "_auth_user_id" in other.session
+    same_address = Client()  # but the address that guessed is, for every username (password spraying)
+    assert _login(same_address, "bob", password).status_code == 429
 
 
 def test_a_login_after_a_few_failures_succeeds_and_resets_the_count(researchers, password):

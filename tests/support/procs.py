@@ -74,3 +74,48 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 10.
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(5)
+
+
+def free_ports(n: int) -> int:
+    """A base port with ``n`` consecutive free ports (scripts/serve takes --base-port and counts up)."""
+    for _ in range(50):
+        base = free_port()
+        if base + n >= 65535:
+            continue
+        try:
+            socks = []
+            for p in range(base, base + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError(f"no {n} consecutive free ports")
+
+
+def serve_env(env: dict[str, str], var_dir: Path) -> dict[str, str]:
+    """``env`` for scripts/serve with its own var dir (logs, pid files, collected static) and the checkout's
+    tokenizers (not vendored again)."""
+    out = dict(env, PACELAB_VAR_DIR=str(var_dir),
+               PACELAB_TOKENIZER_DIR=env.get("PACELAB_TOKENIZER_DIR", str(ROOT / "var" / "tokenizers")))
+    out.pop("SERVE_STATIC", None)  # production: WhiteNoise, as deployed
+    return out
+
+
+def start_serve(args: list[str], env: dict[str, str], log: Path, ports: list[int],
+                timeout: float = 180.0) -> subprocess.Popen:
+    """scripts/serve with ``args``; returns once every port in ``ports`` answers /healthz."""
+    proc = _spawn([str(ROOT / "scripts" / "serve"), *args], env, log)
+    proc.log = log  # type: ignore[attr-defined]
+    for port in ports:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, log, timeout)
+    return proc
+
+
+def pid_of(var_dir: Path, name: str) -> int:
+    """The pid scripts/serve recorded for its child ``name`` (e.g. ``daphne-8001``, ``celery-worker``)."""
+    return int((var_dir / "run" / f"{name}.pid").read_text())

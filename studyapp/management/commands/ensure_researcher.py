@@ -1,7 +1,8 @@
 """manage.py ensure_researcher [--username U]: create (or keep) a researcher account and print its login.
 
 The password is generated once and kept in var/ (never in the repository), so running it twice prints the
-same credentials.
+same credentials. A researcher is not staff: everything a researcher does is in the dashboard and the management
+commands, and the Django admin has nothing for them (``createsuperuser`` makes an operator's account).
 """
 
 import secrets
@@ -25,10 +26,9 @@ class Command(BaseCommand):
         cred.write_text(password)
         cred.chmod(0o600)
         User = get_user_model()
-        user, created = User.objects.get_or_create(username=username, defaults={"is_staff": True})
+        user, created = User.objects.get_or_create(username=username)
         if created or not user.check_password(password):
             user.set_password(password)
-            user.is_staff = True
             user.save()
         self.stdout.write(f"username: {username}")
         self.stdout.write(f"password: {password}")
