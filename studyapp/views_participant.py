@@ -19,6 +19,7 @@ from django.utils import translation
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from pacelab import browsers
 from studyapp import journey, selectors, services
 from studyapp.models import Session, Study
 
@@ -70,6 +71,14 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
         existing = selectors.session_by_token(token) if token else None
         if existing is not None and existing.study_id == study.pk:
             return redirect("participant", token=existing.token)
+    allowed = (study.spec.get("limits") or {}).get("browsers")
+    if not browsers.allowed(browsers.engine_of(request.headers.get("User-Agent"))[0], allowed):
+        # the browser requirement, like the device one, is told before consent: nothing is stored
+        with translation.override(language):
+            return render(request, "studyapp/unavailable.html",
+                          {"study": study, "study_title": _study_title(study, language), "reason": "browser",
+                           "browsers": ("、" if language.startswith("zh") else ", ").join(browsers.brands(allowed)),
+                           "language": language}, status=200)
     try:
         session, _created = services.session_enter(study=study, panel=panel, language=language)
     except services.StudyUnavailable as exc:
