@@ -173,6 +173,19 @@ class _DomHelpers:
     def click(self, selector: str) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def wait_for_url(self, url: str, timeout: float = 30_000) -> None:
+        deadline = time.monotonic() + timeout / 1000
+        while self._current_url() != url:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"timed out after {timeout / 1000:g} s waiting for {url}")
+            time.sleep(0.1)
+
+    def _current_url(self) -> str | None:
+        try:
+            return self.url
+        except Exception:  # noqa: BLE001 - between documents
+            return None
+
     @property
     def url(self) -> str:
         return self.evaluate("location.href")
