@@ -204,7 +204,8 @@ class _Bidi:
     def __init__(self, url: str) -> None:
         from websockets.sync.client import connect
 
-        self._ws = connect(url, max_size=None, open_timeout=30)
+        self._connection = connect(url, max_size=None, open_timeout=30)
+        self._ws = self._connection.__enter__()  # held open for the browser's life; closed by close()
         self._next = 0
         self._pending: dict[int, queue.Queue] = {}
         self._lock = threading.Lock()
@@ -242,7 +243,7 @@ class _Bidi:
         return msg["result"]
 
     def close(self) -> None:
-        self._ws.close()
+        self._connection.__exit__(None, None, None)
 
 
 class FirefoxBrowser:
