@@ -22,6 +22,7 @@ import os
 import queue
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -40,6 +41,7 @@ MINIBROWSER_GLOBS = ("/usr/lib/*/webkit2gtk-4.1/MiniBrowser", "/usr/lib/*/webkit
 # A function source: `x => ...`, `(a, b) => ...`, `([a, b]) => ...`, `async (...) => ...`, `function ...`.
 _FUNCTION = re.compile(r"^\s*(async\s+)?(function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)")
 _UNDEFINED = "__pacelab_undefined__"
+COMMAND_TIMEOUT_S = 150  # longest a WebKitWebDriver command may take (scripts wait at most 120 s)
 
 # Firefox preferences for an automated, quiet, repeatable profile (what Puppeteer and geckodriver also set).
 FIREFOX_PREFS = {
@@ -376,14 +378,18 @@ class FirefoxPage(_DomHelpers):
 
 
 class Xvfb:
-    """A private X display for the MiniBrowser (``-displayfd`` picks a free display number)."""
+    """A private X display for the MiniBrowser (``-displayfd`` picks a free display number). Its framebuffer is
+    kept in a file (``-fbdir``), which is how WebKit pages are photographed: WebKitWebDriver's screenshot command
+    took 10-20 s here and, on an idle participant page, never answered."""
 
     def __init__(self, size: str = "1920x1200x24") -> None:
         binary = shutil.which("Xvfb")
         if not binary:
             raise EngineUnavailable("Xvfb is not installed (scripts/lib/setup.sh ensure_webkit)")
+        self._fbdir = tempfile.mkdtemp(prefix="pacelab-xvfb-")
         read, write = os.pipe()
-        self._proc = subprocess.Popen([binary, "-displayfd", str(write), "-screen", "0", size, "-nolisten", "tcp"],
+        self._proc = subprocess.Popen([binary, "-displayfd", str(write), "-screen", "0", size, "-nolisten", "tcp",
+                                       "-fbdir", self._fbdir],
                                       pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(write)
         with os.fdopen(read) as fh:
@@ -393,12 +399,33 @@ class Xvfb:
             raise EngineUnavailable("Xvfb did not start")
         self.display = f":{number}"
 
+    def screenshot(self, path: str) -> None:
+        """The whole display as a PNG, from the framebuffer file (XWD: a big-endian header, a colour map, then
+        32-bit pixels in the server's byte order)."""
+        import struct
+
+        import numpy as np
+        from matplotlib import image
+
+        data = Path(self._fbdir, "Xvfb_screen0").read_bytes()
+        h = struct.unpack(">25I", data[:100])
+        header_size, width, height, byte_order, bits_per_pixel, bytes_per_line, ncolors = (
+            h[0], h[4], h[5], h[7], h[11], h[12], h[19])
+        if bits_per_pixel != 32:
+            raise EngineUnavailable(f"Xvfb framebuffer has {bits_per_pixel} bits per pixel; 32 expected")
+        start = header_size + ncolors * 12
+        rows = np.frombuffer(data, np.uint8, bytes_per_line * height, start).reshape(height, bytes_per_line)
+        pixels = rows[:, : width * 4].reshape(height, width, 4)
+        rgb = pixels[..., [2, 1, 0]] if byte_order == 0 else pixels[..., [1, 2, 3]]
+        image.imsave(path, np.ascontiguousarray(rgb))
+
     def close(self) -> None:
         self._proc.terminate()
         try:
             self._proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self._proc.kill()
+        shutil.rmtree(self._fbdir, ignore_errors=True)
 
 
 # Errors raised in a WebKit page are collected by the page itself (classic WebDriver has no log events).
@@ -451,11 +478,19 @@ class WebKitPage(_DomHelpers):
         # participant's GPU-backed Safari does. Chromium runs with --disable-gpu for the same reason.
         env = {**os.environ, "DISPLAY": browser.xvfb.display, "WEBKIT_DISABLE_COMPOSITING_MODE": "1"}
         service = Service(executable_path=WEBKIT_DRIVER, env=env)
-        self.driver = WebKitGTK(options=options, service=service)
+        # Selenium's HTTP client waits for the driver forever unless the socket default says otherwise (it is read
+        # once, here): a command WebKitWebDriver never answers fails after COMMAND_TIMEOUT_S instead of hanging.
+        default = socket.getdefaulttimeout()
+        socket.setdefaulttimeout(COMMAND_TIMEOUT_S)
+        try:
+            self.driver = WebKitGTK(options=options, service=service)
+        finally:
+            socket.setdefaulttimeout(default)
         self.driver.set_script_timeout(120)
         self.driver.set_page_load_timeout(60)
         self.version = self.driver.capabilities.get("browserVersion", "")
         self._closed = False
+        self._xvfb = browser.xvfb
         self._errors_seen: list[str] = []
         self.set_viewport(viewport)
 
@@ -513,7 +548,8 @@ class WebKitPage(_DomHelpers):
         element.click()
 
     def screenshot(self, path: str, full_page: bool = False) -> None:
-        self.driver.save_screenshot(path)
+        """The display the MiniBrowser window is on (the viewport and the window's toolbar), from Xvfb."""
+        self._xvfb.screenshot(path)
 
     def close(self) -> None:
         if self._closed:
