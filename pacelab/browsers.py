@@ -12,7 +12,7 @@ import re
 ENGINES = ("chromium", "firefox", "safari")
 ALIASES = {"webkit": "safari"}
 # What a participant is told to open, per engine (brands they know).
-BRANDS = {"chromium": "Chrome, Edge", "firefox": "Firefox", "safari": "Safari"}
+BRANDS = {"chromium": ("Chrome", "Edge"), "firefox": ("Firefox",), "safari": ("Safari",)}
 
 _IOS = re.compile(r"\b(iPhone|iPad|iPod)\b|\b(CriOS|FxiOS|EdgiOS|OPiOS)/")
 _FIREFOX = re.compile(r"\bFirefox/(\d+(?:\.\d+)*)")
@@ -55,7 +55,7 @@ def brands(browsers: list[str]) -> list[str]:
     """The browsers a participant can open for these engines, in the study file's order."""
     out: list[str] = []
     for b in browsers:
-        name = BRANDS[normalize(b)]
-        if name not in out:
-            out.append(name)
+        for name in BRANDS[normalize(b)]:
+            if name not in out:
+                out.append(name)
     return out

@@ -49,4 +49,4 @@ def test_a_restriction_allows_only_the_engines_it_names_and_webkit_is_safari():
 
 
 def test_the_participant_is_told_brands_once_each():
-    assert browsers.brands(["chromium", "safari", "webkit"]) == ["Chrome, Edge", "Safari"]
+    assert browsers.brands(["chromium", "safari", "webkit"]) == ["Chrome", "Edge", "Safari"]

@@ -32,7 +32,7 @@ def _study(browsers: list[str] | None):
 
 
 @pytest.mark.parametrize(("lang", "words"), [("en", "This study works only in Chrome, Edge, Safari."),
-                                             ("zh-hans", "本研究只能在 Chrome, Edge、Safari 中进行")])
+                                             ("zh-hans", "本研究只能在 Chrome、Edge、Safari 中进行")])
 def test_another_engine_is_told_which_browsers_to_use_before_consent_and_nothing_is_stored(lang, words):
     study = _study(["chromium", "webkit"])
     response = Client(headers={"user-agent": FIREFOX}).get(f"/s/{study.slug}/", {"PROLIFIC_PID": "fx-1", "lang": lang})
