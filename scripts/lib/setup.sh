@@ -143,8 +143,10 @@ ensure_webkit() {
 # in CI every engine must run, so a narrowed set or a missing engine fails the run instead of skipping it.
 ensure_engines() {
   local engines="${PACELAB_ENGINES:-chromium,firefox,webkit}"
-  if [ "${CI:-}" = "true" ] && [ "$engines" != "chromium,firefox,webkit" ]; then
-    die "CI=true runs every browser engine; unset PACELAB_ENGINES (it is '$engines')"
+  if [ "${CI:-}" = "true" ]; then
+    for e in chromium firefox webkit; do
+      case ",$engines," in *,"$e",*) ;; *) die "CI=true runs every browser engine; PACELAB_ENGINES='$engines' leaves out $e" ;; esac
+    done
   fi
   case ",$engines," in *,chromium,*) ensure_chromium ;; esac
   case ",$engines," in *,firefox,*) ensure_firefox ;; esac
