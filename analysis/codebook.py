@@ -132,7 +132,10 @@ PARTICIPANT = _cols(
     ("viewport_height", "integer", "CSS px", "viewport height"),
     ("refresh_hz", "number", "Hz", "measured display refresh rate"),
     ("dpr", "number", "ratio", "device pixel ratio"),
-    ("browser", "string", "", "browser engine guessed from the user agent: chromium, firefox, safari (else empty)"),
+    ("browser", "string", "", "browser engine the environment check recorded (else guessed from the user agent): "
+                              "chromium, firefox, safari (WebKit, every iOS browser included); else empty"),
+    ("browser_version", "string", "", "the engine's version the environment check recorded (WebKit: the Safari "
+                                      "version it claims)"),
     ("user_agent", "string", "", "the browser's user-agent string"),
     ("started_at", "datetime", "UTC", "when the session started"),
     ("finished_at", "datetime", "UTC", "when it ended (completed, screened out, withdrawn, timed out)"),

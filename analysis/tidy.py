@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from analysis import codebook, qoe
+from pacelab import browsers
 from playback import fidelity
 from playback import metrics as stream_metrics
 from playback.stream import Stream
@@ -249,16 +250,19 @@ def trials_frame(rows: StudyRows, *, rebuild: Rebuild | None = None,
     return codebook.cast(pd.DataFrame(out, columns=columns), "trials")
 
 
-def browser_engine(user_agent: str) -> str | None:
-    """The engine family of a user agent (the study file's ``limits.browsers`` vocabulary), or None."""
-    ua = user_agent or ""
-    if "Firefox/" in ua:
-        return "firefox"
-    if any(k in ua for k in ("Chrome/", "Chromium/", "Edg/", "HeadlessChrome")):
-        return "chromium"
-    if "Safari/" in ua or "AppleWebKit/" in ua:
-        return "safari"
-    return None
+def browser_engine(env: Mapping[str, Any] | None) -> str | None:
+    """The engine family of a session (the study file's ``limits.browsers`` vocabulary), or None: the one the
+    environment check recorded, else the one its user agent names (sessions from before engines were recorded)."""
+    if not env:
+        return None
+    return env.get("engine") or browsers.engine_of(env.get("user_agent", ""))[0]
+
+
+def browser_version(env: Mapping[str, Any] | None) -> str | None:
+    """The engine's version the environment check recorded (else the user agent's), or None."""
+    if not env:
+        return None
+    return env.get("engine_version") or browsers.engine_of(env.get("user_agent", ""))[1] or None
 
 
 def participants_frame(rows: StudyRows) -> pd.DataFrame:
@@ -278,7 +282,8 @@ def participants_frame(rows: StudyRows) -> pd.DataFrame:
             "state": s.get("state"), "group": s.get("group"), "language": s.get("language"),
             "device": env.get("device"), "viewport_width": viewport.get("width"),
             "viewport_height": viewport.get("height"), "refresh_hz": env.get("refresh_hz"), "dpr": env.get("dpr"),
-            "browser": browser_engine(env.get("user_agent", "")) if env else None,
+            "browser": browser_engine(env),
+            "browser_version": browser_version(env),
             "user_agent": env.get("user_agent"), "started_at": s.get("started_at"),
             "finished_at": s.get("finished_at"), "flags": "; ".join(map(str, s.get("flags") or [])),
             "withdrawn": s.get("state") == "withdrawn", "session_excluded": bool(s.get("excluded")),

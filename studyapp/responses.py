@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pacelab import browsers
 from pacelab.jsonb import MAX_EXACT_NUMBER, nul_paths
 from studyapp.scales import is_likert, scale_range
 
@@ -174,7 +175,8 @@ def questionnaire_answers(items: list[dict], answers: Any) -> dict[str, Any]:
 
 
 def environment(payload: dict) -> dict[str, Any]:
-    """The browser's report: viewport, refresh rate, device class, user agent."""
+    """The browser's report: viewport, refresh rate, device class, user agent; the engine and its version are
+    read from the user agent here (pacelab.browsers), and the timer resolution the page measured is kept."""
     env = payload.get("environment")
     if not isinstance(env, dict):
         raise ResponseError("environment: must be an object")
@@ -191,6 +193,9 @@ def environment(payload: dict) -> dict[str, Any]:
         "touch": bool(env.get("touch", False)),
         "language": str(env.get("language", ""))[:35],
     }
+    out["engine"], out["engine_version"] = browsers.engine_of(out["user_agent"])
+    if env.get("timer_resolution_ms") is not None:
+        out["timer_resolution_ms"] = _within("environment.timer_resolution_ms", env["timer_resolution_ms"], 0, 1000)
     if out["device"] not in ("desktop", "tablet", "phone"):
         raise ResponseError(f"environment.device: must be desktop, tablet or phone, got {out['device']!r}")
     return out
@@ -201,6 +206,9 @@ def environment_refusal(limits: dict, env: dict[str, Any]) -> str | None:
     devices = limits.get("devices")
     if devices and env["device"] not in devices:
         return f"device {env['device']} not allowed"
+    engine = env.get("engine") or browsers.engine_of(env.get("user_agent"))[0]
+    if not browsers.allowed(engine, limits.get("browsers")):
+        return f"browser {engine or 'unknown'} not allowed"
     mv = limits.get("min_viewport") or {}
     if env["viewport"]["width"] < mv.get("width", 0) or env["viewport"]["height"] < mv.get("height", 0):
         return "viewport too small"

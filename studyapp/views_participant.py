@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from pacelab import request_limits
+from pacelab import browsers, request_limits
 from studyapp import journey, responses, selectors, services
 from studyapp.models import Session, Study
 
@@ -92,6 +92,14 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
         existing = selectors.session_by_token(cookie_token) if cookie_token else None
         if existing is not None and existing.study_id == study.pk:
             return redirect("participant", token=existing.token)
+    allowed = (study.spec.get("limits") or {}).get("browsers")
+    if not browsers.allowed(browsers.engine_of(request.headers.get("User-Agent"))[0], allowed):
+        # the browser requirement, like the device one, is told before consent: nothing is stored
+        with translation.override(language):
+            return render(request, "studyapp/unavailable.html",
+                          {"study": study, "study_title": _study_title(study, language), "reason": "browser",
+                           "browsers": ("、" if language.startswith("zh") else ", ").join(browsers.brands(allowed)),
+                           "language": language}, status=200)
     try:
         session, created = services.session_enter(study=study, panel=panel, language=language)
     except services.StudyUnavailable as exc:

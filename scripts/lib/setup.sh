@@ -52,8 +52,10 @@ apt_install() {
   for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   [ ${#missing[@]} -eq 0 ] && return 0
   log "apt-get install ${missing[*]}"
-  if [ -z "$APT_UPDATED" ]; then $SUDO apt-get update -qq; APT_UPDATED=1; fi
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  # several checkouts share one machine: wait for another apt-get's lock instead of failing on it
+  local lock=(-o DPkg::Lock::Timeout=900)
+  if [ -z "$APT_UPDATED" ]; then $SUDO apt-get "${lock[@]}" update -qq; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${lock[@]}" install -y -qq "${missing[@]}" >/dev/null
 }
 
 # o200k_base ranks come from the npm package js-tiktoken, converted once at set-up time.
@@ -120,4 +122,34 @@ ensure_redis() {
 ensure_chromium() {
   apt_install chromium chromium-driver fonts-noto-cjk
   [ -x /usr/bin/chromium ] || die "/usr/bin/chromium missing after install"
+}
+
+# Firefox: Debian's ESR, driven headless over its built-in WebDriver BiDi (tests/browser/engines.py); no geckodriver.
+ensure_firefox() {
+  apt_install firefox-esr fonts-noto-cjk
+  [ -x /usr/bin/firefox-esr ] || die "/usr/bin/firefox-esr missing after install"
+}
+
+# WebKit: WebKitGTK's MiniBrowser (from libwebkit2gtk) under Debian's WebKitWebDriver, on a private Xvfb display.
+ensure_webkit() {
+  apt_install webkit2gtk-driver xvfb fonts-noto-cjk
+  [ -x /usr/bin/WebKitWebDriver ] || die "/usr/bin/WebKitWebDriver missing after install"
+  command -v Xvfb >/dev/null 2>&1 || die "Xvfb missing after install"
+  compgen -G "/usr/lib/*/webkit2gtk-4.1/MiniBrowser" >/dev/null || compgen -G "/usr/lib/*/webkitgtk-6.0/MiniBrowser" >/dev/null \
+    || die "WebKitGTK's MiniBrowser missing after installing webkit2gtk-driver"
+}
+
+# The engines the browser tests run in: PACELAB_ENGINES (comma-separated) narrows them for a quick local loop;
+# in CI every engine must run, so a narrowed set or a missing engine fails the run instead of skipping it.
+ensure_engines() {
+  local engines="${PACELAB_ENGINES:-chromium,firefox,webkit}"
+  if [ "${CI:-}" = "true" ]; then
+    for e in chromium firefox webkit; do
+      case ",$engines," in *,"$e",*) ;; *) die "CI=true runs every browser engine; PACELAB_ENGINES='$engines' leaves out $e" ;; esac
+    done
+  fi
+  case ",$engines," in *,chromium,*) ensure_chromium ;; esac
+  case ",$engines," in *,firefox,*) ensure_firefox ;; esac
+  case ",$engines," in *,webkit,*) ensure_webkit ;; esac
+  export PACELAB_ENGINES="$engines"
 }

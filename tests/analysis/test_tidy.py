@@ -271,3 +271,20 @@ def test_tab_hidden_is_unknown_without_a_paint_log(rows):
     frame, _ = rows.build()
     assert pd.isna(one(frame, 0)["tab_hidden"]) and one(frame, 1)["tab_hidden"] == True  # noqa: E712
     assert one(frame, 2)["tab_hidden"] == False  # noqa: E712
+
+
+def test_the_engine_the_environment_check_recorded_is_the_participants_browser(rows):
+    """A WebKit session (the engine recorded by the environment check, with its version) and one from before
+    engines were recorded (read from the user agent): Firefox's and WebKit's participants are grouped right."""
+    webkit = {"user_agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/60.5 "
+                            "Safari/605.1.15", "engine": "safari", "engine_version": "60.5",
+              "viewport": {"width": 1280, "height": 800}, "refresh_hz": 60.0, "device": "desktop", "dpr": 1.0}
+    firefox = {"user_agent": "Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0",
+               "viewport": {"width": 1280, "height": 800}, "refresh_hz": 60.0, "device": "desktop", "dpr": 1.0}
+    rows.sessions.clear()
+    rows.session(1, env=webkit)
+    rows.session(2, env=firefox)
+    _, people = rows.build()
+    p = people.set_index("participant")
+    assert (p.loc[1, "browser"], p.loc[1, "browser_version"]) == ("safari", "60.5")
+    assert (p.loc[2, "browser"], p.loc[2, "browser_version"]) == ("firefox", "153.0")

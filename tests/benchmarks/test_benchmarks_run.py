@@ -136,3 +136,16 @@ def test_analysis_benchmark_checks_the_interval_of_another_proportion_when_asked
     assert not any(line.startswith("2AFC") for line in below.splitlines())
     bad = _run("benchmarks/analysis.py", "--proportion", "1.5", check=False, timeout=60)
     assert bad.returncode == 2 and "--proportion must lie strictly between 0 and 1" in bad.stderr
+
+
+@pytest.mark.browser
+def test_rendering_benchmark_prints_lateness_per_engine_and_strategy_from_log_and_dom():
+    """Two engines side by side at a small size (every engine runs in the browser tests); a bad engine is refused."""
+    out = _run("benchmarks/rendering.py", "--engines", "chromium,firefox", "--tokens", "40")
+    header = next(line for line in out.splitlines() if line.startswith("strategy"))
+    assert "chromium log p50/p95" in header and "firefox log p50/p95" in header and "dom p95" in header
+    for strategy in ("token", "batch", "word", "line", "sentence", "smooth", "fade"):
+        assert any(line.startswith(f"{strategy} ") for line in out.splitlines())
+        assert f"firefox  {strategy}" in out
+    refused = _run("benchmarks/rendering.py", "--engines", "opera", check=False)
+    assert refused.returncode == 2 and "unknown engine 'opera'" in refused.stderr

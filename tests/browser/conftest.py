@@ -1,55 +1,37 @@
-"""Browser-test fixtures: a stdlib HTTP server for static/ and the player test page, and headless Chromium.
+"""Browser-test fixtures: a stdlib HTTP server for static/ and the player test page, headless Chromium, and the
+per-engine layer (``engine``, ``engine_browser``) that runs the tests that matter per engine in Chromium, Firefox
+and WebKit (tests/browser/engines.py; docs/browsers.md).
 
 No Django: the test page is plain HTML (templates/playback/player_test.html) and the player is plain ES
-modules, so a ``http.server`` in a thread serves everything. Chromium is Debian's, never downloaded.
+modules, so a ``http.server`` in a thread serves everything. Every browser is Debian's, never downloaded.
+
+``PACELAB_ENGINES=chromium,firefox`` narrows the engines for a quick local loop (scripts/test refuses a narrowed
+set under ``CI=true``); an engine that is asked for but not installed fails its tests, it never skips them.
 """
 
 from __future__ import annotations
 
-import functools
+import os
 import sys
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-STATIC = ROOT / "static"
-TEST_PAGE = ROOT / "templates" / "playback" / "player_test.html"
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # browser_schedules
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # browser_schedules, engines
+from engines import CHROMIUM, CHROMIUM_ARGS, ENGINES, launch  # noqa: E402
+from staticserver import StaticServer  # noqa: E402
 
-
-class _Handler(SimpleHTTPRequestHandler):
-    """Serves /static/* from static/ and /player-test/ as the test page; nothing else."""
-
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".js": "text/javascript", ".mjs": "text/javascript"}
-
-    def translate_path(self, path: str) -> str:
-        clean = path.split("?", 1)[0].split("#", 1)[0]
-        if clean.rstrip("/") == "/player-test":
-            return str(TEST_PAGE)
-        if clean.startswith("/static/"):
-            target = (STATIC / clean.removeprefix("/static/")).resolve()
-            if target.is_relative_to(STATIC):
-                return str(target)
-        return str(ROOT / "nonexistent")
-
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
-        pass
+SELECTED = [e.strip() for e in os.environ.get("PACELAB_ENGINES", ",".join(ENGINES)).split(",") if e.strip()]
+if unknown := set(SELECTED) - set(ENGINES):
+    raise pytest.UsageError(f"PACELAB_ENGINES: unknown engine(s) {sorted(unknown)}; choose from {ENGINES}")
 
 
 @pytest.fixture(scope="session")
 def static_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(STATIC)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with StaticServer() as base_url:
+        yield base_url
 
 
 @pytest.fixture(scope="session")
@@ -62,19 +44,33 @@ def browser():
         b.close()
 
 
+@pytest.fixture(scope="session", params=SELECTED)
+def engine(request) -> str:
+    """The browser engine a per-engine test runs in (session scope: the tests are grouped by engine, and one
+    engine's browser is closed before the next one starts)."""
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def engine_browser(engine, request):
+    """The running browser of ``engine``: Chromium is the session's Playwright browser; Firefox and WebKit are
+    started here (engines.launch)."""
+    b = launch(engine, request.getfixturevalue("browser") if engine == "chromium" else None)
+    yield b
+    b.close()
+
+
 @pytest.fixture(scope="module")
-def open_player_page(browser, static_server):
-    """A factory opening the player test page in a fresh page; pages close with the module."""
+def open_player_page(engine_browser, static_server):
+    """A factory opening the player test page in a fresh page of the engine under test; pages close with the
+    module. The page's ``engine`` names the engine."""
     pages = []
 
     def open_page(width: int = 1400, height: int = 900):
-        page = browser.new_page(viewport={"width": width, "height": height})
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+        page = engine_browser.new_page(viewport={"width": width, "height": height})
         page.goto(f"{static_server}/player-test/")
         page.wait_for_function("window.__pacelab && window.__pacelab.ready")
-        page.js_errors = errors
+        page.engine = engine_browser.engine
         pages.append(page)
         return page
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import bisect
 import json
-import math
 import re
 from collections import Counter
 
 import pytest
 from browser_schedules import REASONING_EN, REASONING_ZH, chinese_pieces, english_pieces, schedule
+from strategy_model import release_ms
 
 from playback.metrics import percentile
 
@@ -26,15 +26,6 @@ INDICATORS_EN = ["dots", "spinner", "progress", "elapsed", "shimmer", "reasoning
 INDICATORS_ZH = ["reasoning-collapsed", "shimmer", "elapsed", "progress", "dots", "reasoning", "spinner"]
 BATCH_MS = 20.0
 SMOOTH = {"drainMs": 120, "minChars": 1, "maxChars": 24}
-
-CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
-# The same boundary rules as static/js/playback/strategies/{word,line,sentence}.js.
-BOUNDARIES = {
-    "word": re.compile(f"\\s+|[{CJK}\\u3000-\\u303f\\uff00-\\uffef]"),
-    "line": re.compile(r"\n"),
-    "sentence": re.compile(r"[.!?…]+[\"'”’)\]]*\s+|[。！？]+[”’」』）]*\s*|\n+"),
-}
-
 
 def players() -> list[dict]:
     out = []
@@ -92,28 +83,7 @@ def source_text(pid: str) -> str:
 
 def model_release_ms(pid: str) -> list[float]:
     """When the strategy's rule lets each content frame out (ms from start), if every frame arrived on time."""
-    strategy = SPEC[pid]["options"]["strategy"]
-    frames = content_frames(pid)
-    if strategy in ("token", "fade"):
-        return [f["t_ms"] for f in frames]
-    if strategy == "batch":
-        origin = frames[0]["t_ms"]
-        return [origin + math.ceil((f["t_ms"] - origin) / BATCH_MS) * BATCH_MS for f in frames]
-    rule = BOUNDARIES[strategy]
-    released_at = [None] * len(frames)
-    buffer, buffer_start, shown, ends = "", 0, 0, []
-    for j, f in enumerate(frames):
-        buffer += f["text"]
-        ends.append(buffer_start + len(buffer))
-        cut = max((m.end() for m in rule.finditer(buffer)), default=0)
-        if cut:
-            shown = buffer_start + cut
-            buffer, buffer_start = buffer[cut:], shown
-        for i in range(j + 1):
-            if released_at[i] is None and ends[i] <= shown:
-                released_at[i] = f["t_ms"]
-    last = frames[-1]["t_ms"]
-    return [t if t is not None else last for t in released_at]
+    return release_ms(SPEC[pid]["options"]["strategy"], content_frames(pid), batch_ms=BATCH_MS)
 
 
 def painted_content(result: dict) -> list[dict]:

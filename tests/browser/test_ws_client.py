@@ -1,5 +1,6 @@
 """static/js/playback/client.js through a real Daphne: prefetch and live delivery into the player, paint batches
-stored with the clock estimate, server errors surfaced, and a batch retried after a forced reconnect stored once."""
+stored with the clock estimate, server errors surfaced, and a batch retried after a forced reconnect stored once.
+In every engine (Chromium, Firefox, WebKit)."""
 
 from __future__ import annotations
 
@@ -21,13 +22,11 @@ def site(service_env, request) -> str:
 
 
 @pytest.fixture
-def page(browser, site):
-    page = browser.new_page(viewport={"width": 1000, "height": 700})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+def page(engine_browser, site):
+    """The player test page, as Django serves it (with its Content-Security-Policy), in each engine."""
+    page = engine_browser.new_page(viewport={"width": 1000, "height": 700})
     page.goto(f"{site}/streams/player-test/")
     page.wait_for_function("window.__pacelab && window.__pacelab.ready")
-    page.js_errors = errors
     yield page
     page.close()
 

@@ -25,6 +25,27 @@ export function refreshFromStamps(stamps) {
   return Math.round((1000 / Math.max(median, 1)) * 10) / 10;
 }
 
+/**
+ * The resolution of performance.now() in ms: the smallest step between successive distinct readings. Engines
+ * coarsen it differently (Chromium 0.1 ms, Firefox and Safari 1 ms when the page is not cross-origin isolated),
+ * and every painted time in the paint log is read from this clock.
+ */
+export function timerResolutionMs(now = () => performance.now(), samples = 20, budgetMs = 50) {
+  let smallest = Infinity;
+  const until = now() + budgetMs;
+  let last = now();
+  for (let seen = 0; seen < samples;) {
+    const t = now();
+    if (t !== last) {
+      smallest = Math.min(smallest, t - last);
+      last = t;
+      seen++;
+    }
+    if (t > until) break;
+  }
+  return Number.isFinite(smallest) ? Math.round(smallest * 1000) / 1000 : null;
+}
+
 /** phone / tablet / desktop from the primary pointer, the screen's size and the user agent. */
 export function deviceClass({ coarse, shortSide, longSide, ua }) {
   const mobileUa = /Mobi|iPhone|iPod|Android.*Mobile|Windows Phone/i.test(ua);
@@ -52,6 +73,7 @@ export async function measureEnvironment(win = window) {
       dpr: win.devicePixelRatio || 1,
       touch: (win.navigator.maxTouchPoints || 0) > 0,
       language: win.navigator.language || "",
+      timer_resolution_ms: timerResolutionMs(() => win.performance.now()),
     },
   };
 }
