@@ -12,6 +12,7 @@ past the session's end (a paint log may arrive after the last answer).
 from __future__ import annotations
 
 import json
+import time
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -31,6 +32,8 @@ from studyapp.models import Session, Study
 GRACE_S = 120.0
 REFRESH_S = 30.0
 CHUNK = 250  # sessions per recomputation (bounded memory for the tidy table)
+PAGE_CHUNK = 10  # sessions per recomputation while a page waits
+PAGE_BUDGET_S = 1.5  # at most this long computing reports for a page; the rest is left to quality_refresh
 END_LINK = {"completed": "completion", "screened_out": "screen_out", "timed_out": "returned",
             "returned": "returned", "withdrawn": "returned"}  # as studyapp.views_participant sends them
 DEFAULT_REJECTION_REASONS = (  # English: the panel shows this text to the participant
@@ -98,11 +101,15 @@ def _compute(study: Study, ids: list[int]) -> dict[int, dict[str, Any]]:
     return {int(p["participant"]): r.as_dict() for p, r in zip(people, reports, strict=True)}
 
 
-def summaries(study: Study, sessions: list[Mapping[str, Any]], *, now: datetime | None = None
-              ) -> dict[int, dict[str, Any]]:
+def summaries(study: Study, sessions: list[Mapping[str, Any]], *, now: datetime | None = None,
+              budget_s: float | None = None) -> dict[int, dict[str, Any]]:
     """The quality report (``Quality.as_dict()``) of each of ``sessions`` (rows with ``SESSION_FIELDS``),
-    from the cache where it is still valid; the others are computed and stored."""
+    from the cache where it is still valid; the others are computed and stored. With ``budget_s`` (a page) the
+    computing stops once that much time was spent (after one small chunk at least): the sessions left out are
+    missing from the answer, for ``quality_refresh`` to fill in the background."""
     now = now or timezone.now()
+    started = time.monotonic()
+    chunk_size = CHUNK if budget_s is None else PAGE_CHUNK
     ids = [s["id"] for s in sessions]
     cached = {row["session_id"]: row for row in QualitySummary.objects.filter(session_id__in=ids)
               .values("session_id", "key", "final", "data", "computed_at")}
@@ -114,8 +121,10 @@ def summaries(study: Study, sessions: list[Mapping[str, Any]], *, now: datetime 
             out[s["id"]] = c["data"]
         else:
             stale.append(s)
-    for i in range(0, len(stale), CHUNK):
-        chunk = stale[i:i + CHUNK]
+    for i in range(0, len(stale), chunk_size):
+        if budget_s is not None and i and time.monotonic() - started >= budget_s:
+            break
+        chunk = stale[i:i + chunk_size]
         fresh = _compute(study, [s["id"] for s in chunk])
         rows = []
         for s in chunk:
@@ -150,13 +159,23 @@ def session_facts(study: Study, s: Mapping[str, Any]) -> dict[str, Any]:
             "code_given": code_given(study.spec, s["state"])}
 
 
-def review_rows(study: Study, *, session_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
-    """One row per participant (non-preview session), oldest first: facts, quality, suggestion, decision, bonus."""
+def quality_refresh(study: Study) -> int:
+    """Compute and store every quality report of ``study`` that is missing or out of date; how many sessions
+    the study has (``dashboard.tasks.quality_refresh`` runs it after a page had to leave some out)."""
+    sessions = list(Session.objects.filter(study=study, preview=False).values(*SESSION_FIELDS))
+    summaries(study, sessions)
+    return len(sessions)
+
+
+def review_rows(study: Study, *, session_ids: Iterable[int] | None = None,
+                budget_s: float | None = None) -> list[dict[str, Any]]:
+    """One row per participant (non-preview session), oldest first: facts, quality, suggestion, decision, bonus.
+    With ``budget_s`` some reports may still be missing: those rows say ``pending``."""
     qs = Session.objects.filter(study=study, preview=False)
     if session_ids is not None:
         qs = qs.filter(pk__in=list(session_ids))
     sessions = list(qs.order_by("started_at", "id").values(*SESSION_FIELDS))
-    reports = summaries(study, sessions)
+    reports = summaries(study, sessions, budget_s=budget_s)
     stored = PaymentDecision.objects.filter(session__study=study).select_related("decided_by")
     if session_ids is not None:
         stored = stored.filter(session_id__in=[s["id"] for s in sessions])
@@ -166,7 +185,8 @@ def review_rows(study: Study, *, session_ids: Iterable[int] | None = None) -> li
     for s in sessions:
         q = reports.get(s["id"]) or {}
         decided = decisions.get(s["id"])
-        rows.append({**session_facts(study, s), "quality": q, "suggestion": q.get("suggestion"),
+        rows.append({**session_facts(study, s), "quality": q, "pending": s["id"] not in reports,
+                     "suggestion": q.get("suggestion"),
                      "suggested_reason": q.get("reason_text") or "", "decided": decided,
                      "decision": decided.decision if decided else None, "reason": decided.reason if decided else "",
                      "bonus": bonuses.amount(rule, q) if not rule.empty else None})
@@ -247,6 +267,7 @@ def counts(rows: list[dict[str, Any]]) -> dict[str, int]:
         c[f"decided_{r['decision'] or 'none'}"] += 1
         if r["suggestion"] == quality.APPROVE and r["decision"] is None:
             c["approvable"] += 1
-    return {"completed": len(done), "suggested_approve": c["suggested_approve"],
+    return {"completed": len(done), "pending": sum(1 for r in rows if r.get("pending")),
+            "suggested_approve": c["suggested_approve"],
             "suggested_reject": c["suggested_reject"], "approve": c["decided_approve"],
             "reject": c["decided_reject"], "undecided": c["decided_none"], "approvable": c["approvable"]}

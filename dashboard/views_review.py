@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.cache import never_cache
 
-from dashboard import access, payments, reconcile
+from dashboard import access, payments, reconcile, tasks
 from dashboard import selectors_participants as sel
 from dashboard import selectors_review as review
 from dashboard.views import with_study
@@ -74,7 +74,10 @@ def with_reasons(row: dict) -> dict:
 @never_cache
 @with_study("view")
 def quality(request: HttpRequest, study) -> HttpResponse:
-    rows = review.review_rows(study)
+    rows = review.review_rows(study, budget_s=review.PAGE_BUDGET_S)
+    pending = sum(1 for r in rows if r["pending"])
+    if pending:  # the rest is computed in the background; the page says so
+        tasks.quality_refresh_soon(study.pk)
     chosen = {k: request.GET.get(k, "") for k in FILTERS}
     shown = review.sort_rows(review.filter_rows(rows, chosen), request.GET.get("sort", ""))
     page = review.page_of(shown, request.GET.get("page", "1"), request.GET.get("per_page", ""))
@@ -92,7 +95,8 @@ def quality(request: HttpRequest, study) -> HttpResponse:
         headers.append({"key": key, "label": label, "numeric": numeric, "href": href, "arrow": arrow})
     due_bonuses = payments.bonus_rows(rows)
     return render(request, "dashboard/quality.html", {
-        "study": study, "page": page, "counts": review.counts(rows), "can_decide": access.can(study.role, "edit"),
+        "study": study, "page": page, "counts": review.counts(rows), "pending": pending,
+        "can_decide": access.can(study.role, "edit"),
         "param": payments.participant_param(study.spec), "filters": chosen, "sort": sort,
         "groups": sorted({r["group"] for r in rows if r["group"]}),
         "states": sorted({r["state"] for r in rows}), "reasons": review.rejection_reasons(study.spec),

@@ -344,3 +344,19 @@ def test_the_site_has_a_favicon(client):
     response = client.get("/favicon.ico")
     assert response.status_code == 200 and response["Content-Type"] == "image/x-icon"
     assert response.content[:4] == b"\x00\x00\x01\x00"  # an ICO header
+
+
+@pytest.mark.django_db
+def test_a_page_leaves_reports_it_has_no_time_for_to_the_background_task(played, study, client_of, monkeypatch):
+    from dashboard import tasks
+
+    monkeypatch.setattr(review, "PAGE_CHUNK", 1)
+    monkeypatch.setattr(review, "PAGE_BUDGET_S", 0.0)
+    asked: list[int] = []
+    monkeypatch.setattr(tasks, "quality_refresh_soon", asked.append)
+    html = client_of("alice").get(url(study, "quality")).content.decode()
+    assert "The quality report of 1 participant is still being computed" in html and "computing…" in html
+    assert asked == [study.pk] and QualitySummary.objects.count() == 1
+    assert tasks.quality_refresh(study.pk) == 2 and QualitySummary.objects.count() == 2
+    html = client_of("alice").get(url(study, "quality")).content.decode()
+    assert "still being computed" not in html and asked == [study.pk]
