@@ -10,7 +10,7 @@ function boxes() {
 
 function update() {
   const ticked = boxes().filter((b) => b.checked).length;
-  if (count) count.textContent = ticked ? count.dataset.template.replace("%s", String(ticked)) : "";
+  if (count) count.textContent = ticked ? count.dataset.template.replace("{n}", String(ticked)) : "";
   if (all) {
     all.checked = ticked > 0 && ticked === boxes().length;
     all.indeterminate = ticked > 0 && ticked < boxes().length;
