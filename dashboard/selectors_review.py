@@ -210,9 +210,17 @@ def _sort_key(name: str):
     }[name]
 
 
+def _float(value: Any) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
 def filter_rows(rows: list[dict[str, Any]], params: Mapping[str, str]) -> list[dict[str, Any]]:
     """The rows the researcher asked for: ``state``, ``suggested`` (approve, reject, none), ``decided`` (approve,
-    reject, undecided), ``group``, ``attention`` (passed, failed), ``flagged`` (yes, no), ``q`` (an id)."""
+    reject, undecided), ``group``, ``attention`` (passed, failed), ``flagged`` (yes, no), ``shorter_than``
+    (minutes on task), ``q`` (an id)."""
     out = rows
     if params.get("state"):
         out = [r for r in out if r["state"] == params["state"]]
@@ -230,6 +238,10 @@ def filter_rows(rows: list[dict[str, Any]], params: Mapping[str, str]) -> list[d
     if params.get("flagged") in ("yes", "no"):
         flagged = params["flagged"] == "yes"
         out = [r for r in out if bool(r["flags"]) == flagged]
+    limit = _float(params.get("shorter_than"))
+    if limit is not None:
+        out = [r for r in out if ((r["quality"] or {}).get("minutes_on_task") is not None
+                                  and r["quality"]["minutes_on_task"] < limit)]
     if params.get("q"):
         needle = params["q"].strip().lstrip("#").lower()
         out = [r for r in out if needle in r["panel_pid"].lower() or needle == str(r["session"])]

@@ -43,7 +43,7 @@ COLUMNS = (  # (sort key or "", label, numeric)
     ("hidden", gettext_lazy("Trials with the page hidden"), True), ("suggested", gettext_lazy("Suggested"), False),
     ("decision", gettext_lazy("Decision"), False),
 )
-FILTERS = ("state", "suggested", "decided", "group", "attention", "flagged", "q")
+FILTERS = ("state", "suggested", "decided", "group", "attention", "flagged", "shorter_than", "q")
 MISMATCHES = {
     "in_panel_not_here": gettext_lazy("In the panel's list but not here"),
     "here_not_completed": gettext_lazy("Submitted on the panel but not completed here"),

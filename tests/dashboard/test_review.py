@@ -143,7 +143,8 @@ def test_many_participants_are_decided_at_once_or_none_is(played, study, client_
 @pytest.mark.django_db
 def test_the_table_filters_sorts_and_pages(played, study, client_of):
     for i in range(4):
-        completed(study, f"PID-P{i}")
+        slow = completed(study, f"PID-P{i}")
+        Session.objects.filter(pk=slow.pk).update(started_at=slow.finished_at - timezone.timedelta(minutes=20))
     alice = client_of("alice")
     html = alice.get(url(study, "quality", suggested="reject")).content.decode()
     assert list(rows_of(html)) == [played["hidden"].pk]
@@ -152,6 +153,9 @@ def test_the_table_filters_sorts_and_pages(played, study, client_of):
     assert ids == sorted(ids, reverse=True) and len(ids) == 6
     html = alice.get(url(study, "quality", q="PID-GOOD")).content.decode()
     assert list(rows_of(html)) == [played["good"].pk]
+    html = alice.get(url(study, "quality", shorter_than="5")).content.decode()
+    assert set(rows_of(html)) == {played["good"].pk, played["hidden"].pk}  # the others took 20 minutes
+    assert len(rows_of(alice.get(url(study, "quality", shorter_than="25")).content.decode())) == 6
     html = alice.get(url(study, "quality", attention="failed")).content.decode()
     assert "No participant matches these filters." in html
     rows = review.review_rows(study)

@@ -45,8 +45,10 @@ class Command(BaseCommand):
             items = result.mismatches[kind]
             self.stdout.write(f"\n{TITLES[kind]} ({len(items)})")
             for m in items:
+                end = f"{m['finished_at']:%Y-%m-%d %H:%M:%S}" if m.get("finished_at") else "-"
+                took = f"{m['duration_s']:.0f} s" if m.get("duration_s") is not None else "-"
                 here = (f"session {m['session']} {m['state']}, code given {m.get('code_given') or '-'}, "
-                        f"submitted {m['finished_at'] or '-'}, {m['duration_s'] or '-'} s") if m.get("session") else "-"
+                        f"submitted {end}, took {took}") if m.get("session") else "-"
                 panel = (f"panel {m['panel_status'] or '-'}, code {m.get('panel_code') or '-'}"
                          if "panel_status" in m else "not in the export")
                 self.stdout.write(f"  {m['participant']}: {panel}; here: {here}")
