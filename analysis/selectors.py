@@ -7,7 +7,7 @@ missing (deleted, or answered before playbacks were linked) has its streams rebu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import pandas as pd
 from django.db.models import F, OuterRef, Subquery
@@ -30,20 +30,25 @@ def answered_showings(study: Study):
             .annotate(last_showing=Subquery(last)).filter(showing=F("last_showing")))
 
 
-def study_rows(study: Study) -> tidy.StudyRows:
-    """Everything ``analysis.tidy`` needs about a study, as plain rows."""
-    live = {"session__study": study, "session__preview": False}
-    sessions = list(Session.objects.filter(study=study, preview=False).values(*SESSION_FIELDS))
+def study_rows(study: Study, sessions: Collection[int] | None = None) -> tidy.StudyRows:
+    """Everything ``analysis.tidy`` needs about a study (or only about the ``sessions`` given), as plain rows."""
+    live: dict = {"session__study": study, "session__preview": False}
+    only: dict = {}
+    if sessions is not None:
+        live["session_id__in"] = only["id__in"] = list(sessions)
+    session_rows = list(Session.objects.filter(study=study, preview=False, **only).values(*SESSION_FIELDS))
     trials = list(Trial.objects.filter(**live).values(*TRIAL_FIELDS))
     answers = list(Answer.objects.filter(**live, key="trial", trial__isnull=False)
                    .values("trial_id", "value", "response_ms", "comment"))
     links = answered_showings(study)
+    if sessions is not None:
+        links = links.filter(trial__session_id__in=list(sessions))
     showings = [{"trial_id": r["trial_id"], "position": r["position"], "showing": r["showing"],
                  "playback_id": r["playback_id"], "stream": r["playback__stream"]}
                 for r in links.values("trial_id", "position", "showing", "playback_id", "playback__stream")]
     paints = list(PaintReport.objects.filter(playback_id__in=links.values("playback_id"))
                   .order_by("playback_id", "batch").values("playback_id", "entries"))
-    return tidy.StudyRows(slug=study.slug, spec=study.spec, sessions=sessions, trials=trials, answers=answers,
+    return tidy.StudyRows(slug=study.slug, spec=study.spec, sessions=session_rows, trials=trials, answers=answers,
                           showings=showings, paints=paints)
 
 
@@ -56,6 +61,8 @@ def _rebuilder(study: Study):
     return rebuild
 
 
-def study_frame(study: Study, *, rebuild: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(trials, participants) of a study: ``analysis.tidy`` over its rows, exclusions not yet applied."""
-    return tidy.build(study_rows(study), rebuild=_rebuilder(study) if rebuild else None)
+def study_frame(study: Study, *, rebuild: bool = True,
+                sessions: Collection[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(trials, participants) of a study (or of some of its ``sessions``): ``analysis.tidy`` over its rows,
+    exclusions not yet applied."""
+    return tidy.build(study_rows(study, sessions), rebuild=_rebuilder(study) if rebuild else None)

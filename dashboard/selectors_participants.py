@@ -13,6 +13,7 @@ from django.db.models import Count, Q
 
 from dashboard import replay
 from dashboard.selectors import fidelity_bound_ms
+from dashboard.selectors_review import code_given
 from playback import fidelity
 from playback.models_delivery import PaintReport
 from studyapp.models import Answer, PageVisit, Session, Study, Trial, TrialPlayback
@@ -27,13 +28,18 @@ def parse_id(value: Any) -> int | None:
 
 
 def sessions(study: Study) -> list[dict[str, Any]]:
-    """Every participant of the study, newest first, with trials answered and planned."""
+    """Every participant of the study, newest first, with trials answered and planned, and what the panel's list
+    shows of them: the completion code given, the submission time (``finished_at``) and the duration."""
     rows = (Session.objects.filter(study=study, preview=False).order_by("-started_at", "-id")
             .annotate(planned=Count("trials"),
                       answered=Count("trials", filter=Q(trials__status=Trial.Status.ANSWERED))))
     return [{"id": s.pk, "panel_pid": s.panel_pid or "", "state": s.state, "state_label": s.get_state_display(),
              "group": s.group, "language": s.language, "started_at": s.started_at, "finished_at": s.finished_at,
-             "planned": s.planned, "answered": s.answered, "flags": s.flags, "excluded": s.excluded} for s in rows]
+             "planned": s.planned, "answered": s.answered, "flags": s.flags, "excluded": s.excluded,
+             "code_given": code_given(study.spec, s.state),
+             "duration_s": round((s.finished_at - s.started_at).total_seconds()) if s.finished_at else None,
+             "duration_min": round((s.finished_at - s.started_at).total_seconds() / 60, 1) if s.finished_at else None}
+            for s in rows]
 
 
 def session_of(study: Study, session_id: Any) -> Session | None:

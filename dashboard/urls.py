@@ -6,6 +6,7 @@ from django.urls import path
 from dashboard import views as v
 from dashboard import views_participants as vp
 from dashboard import views_results as vr
+from dashboard import views_review as vv
 
 app_name = "dashboard"
 urlpatterns = [
@@ -24,9 +25,11 @@ urlpatterns = [
     path("<slug:slug>/participant/", vp.participant, name="participant"),
     path("<slug:slug>/replay/", vp.replay_page, name="replay"),
     path("<slug:slug>/replay.json", vp.replay_json, name="replay_data"),
-    path("<slug:slug>/quality/", vp.quality, name="quality"),
-    path("<slug:slug>/quality/decide/", vp.decide, name="decide"),
-    path("<slug:slug>/payments.csv", vp.payments_csv, name="payments"),
+    path("<slug:slug>/quality/", vv.quality, name="quality"),
+    path("<slug:slug>/quality/decide/", vv.decide, name="decide"),
+    path("<slug:slug>/payments.csv", vv.payments_csv, name="payments"),
+    path("<slug:slug>/bonuses.csv", vv.bonuses_csv, name="bonuses"),
+    path("<slug:slug>/reconcile/", vv.reconcile_page, name="reconcile"),
     # analysis: run with live progress, results, downloads (?run=)
     path("<slug:slug>/analysis/", vr.analysis_page, name="analysis"),
     path("<slug:slug>/analysis/start/", vr.analysis_start, name="analysis_start"),

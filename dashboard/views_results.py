@@ -22,6 +22,7 @@ from django.views.decorators.cache import never_cache
 from analysis import exclusions, exporting, messages, services, snapshot
 from analysis.models import LOST_STAGE, AnalysisFile, AnalysisRun
 from dashboard import access
+from dashboard.predictor_rows import predictor_rows
 from dashboard.selectors_participants import parse_id
 from dashboard.views import with_study
 
@@ -36,7 +37,8 @@ def _run_of(study, value: Any) -> AnalysisRun | None:
 
 def run_status(run: AnalysisRun) -> dict[str, Any]:
     stage = LOST_STAGE if run.worker_lost() else run.stage  # "worker lost, restarting" (issue 41)
-    return {"run": run.pk, "state": run.state, "stage": stage, "percent": round(run.percent, 1),
+    # whole percents: the page renders this number as the script does ("0", not "0.0" then "0")
+    return {"run": run.pk, "state": run.state, "stage": stage, "percent": round(run.percent),
             "finished": run.finished, "error": run.error if run.state == AnalysisRun.State.FAILED else ""}
 
 
@@ -56,8 +58,7 @@ def key_numbers(results: dict | None) -> dict[str, list]:
              for e in results.get("pairwise") or [] for r in e.get("thurstone") or []]
     preferences = [{"block": e.get("block"), **p} for e in results.get("pairwise") or []
                    for p in e.get("preferences") or []]
-    predictors = [{"kind": e.get("kind"), **r} for e in results.get("predictors") or []
-                  for r in (e.get("table") or [])[:5]]
+    predictors = predictor_rows(results)
     return {"thresholds": thresholds, "mos": mos, "scale": scale, "preferences": preferences,
             "predictors": predictors}
 

@@ -263,7 +263,9 @@ def semantic_problems(doc: dict, base_dir: str | Path | None = None) -> list[Pro
     for key, items, field_name in (("factors", doc.get("factors") or [], "name"), ("blocks", doc["blocks"], "id"),
                                    ("questionnaire", doc.get("questionnaire") or [], "id"),
                                    ("attention_checks.items", (doc.get("attention_checks") or {}).get("items") or [],
-                                    "id")):
+                                    "id"),
+                                   ("payments.rejection_reasons",
+                                    (doc.get("payments") or {}).get("rejection_reasons") or [], "id")):
         seen: set = set()
         for i, item in enumerate(items):
             if item[field_name] in seen:

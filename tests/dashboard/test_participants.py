@@ -213,14 +213,15 @@ def test_the_quality_report_suggests_from_the_paint_logs_and_answers(played, stu
     good, hidden = rows[played["good"].pk], rows[played["hidden"].pk]
     assert 'data-suggestion="approve"' in good and 'data-suggestion="reject"' in hidden
     assert "the page was hidden during 6 of 6 trials" in hidden
-    assert 'name="csrfmiddlewaretoken"' in good and 'action="/dashboard/alice-study/quality/decide/"' in good
+    assert f'name="session" value="{played["good"].pk}"' in good and "not yet decided" in good
+    assert 'name="csrfmiddlewaretoken"' in html and 'action="/dashboard/alice-study/quality/decide/"' in html
 
 
 @pytest.mark.django_db
 def test_a_viewer_sees_the_report_but_cannot_decide(played, study, client_of):
     vera = client_of("vera")
     html = vera.get(url(study, "quality")).content.decode()
-    assert 'class="decide"' not in html and 'data-suggestion="approve"' in html
+    assert 'id="bulkbar"' not in html and 'name="session"' not in html and 'data-suggestion="approve"' in html
     response = vera.post(url(study, "decide"), {"session": played["good"].pk, "decision": "reject", "reason": "x"})
     assert response.status_code == 403 and not PaymentDecision.objects.exists()
 
@@ -231,7 +232,7 @@ def test_an_editor_decides_and_the_decision_wins_over_the_suggestion(played, stu
     hidden = played["hidden"]
     response = ed.post(url(study, "decide"), {"session": hidden.pk, "decision": "approve",
                                               "reason": "  network trouble, not their fault "})
-    assert response.status_code == 302 and response["Location"].endswith(f"#p{hidden.pk}")
+    assert response.status_code == 302 and response["Location"] == url(study, "quality")
     d = PaymentDecision.objects.get(session=hidden)
     assert (d.decision, d.reason, d.decided_by) == ("approve", "network trouble, not their fault", researchers["ed"])
     ed.post(url(study, "decide"), {"session": hidden.pk, "decision": "reject", "reason": "changed my mind"})
@@ -259,21 +260,32 @@ def test_the_payment_csv_lists_every_completed_participant_with_decision_and_sou
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert 'attachment; filename="alice-study-payments.csv"' == response["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
-    assert list(rows[0]) == ["participant_id", "decision", "reason", "session", "source"]
+    assert list(rows[0]) == ["participant_id", "session", "state", "suggested", "suggested_reason", "decision",
+                             "reason", "decided_by", "decided_at"]
     by_pid = {r["participant_id"]: r for r in rows}
-    assert by_pid["PID-GOOD"] | {} == {"participant_id": "PID-GOOD", "decision": "approve", "reason": "fine",
-                                       "session": str(played["good"].pk), "source": "researcher"}
-    assert by_pid["PID-HIDDEN"]["decision"] == "reject" and by_pid["PID-HIDDEN"]["source"] == "suggested"
-    assert "hidden during 6 of 6 trials" in by_pid["PID-HIDDEN"]["reason"]
+    good = by_pid["PID-GOOD"]
+    assert (good["suggested"], good["decision"], good["reason"], good["decided_by"]) == ("approve", "approve", "fine",
+                                                                                         "alice")
+    hidden = by_pid["PID-HIDDEN"]  # suggested, never decided: the decision columns stay empty
+    assert (hidden["suggested"], hidden["decision"], hidden["reason"], hidden["decided_at"]) == ("reject", "", "", "")
+    assert "hidden during 6 of 6 trials" in hidden["suggested_reason"]
 
 
 @pytest.mark.django_db
-def test_one_file_per_decision_has_a_single_prolific_pid_column(played, study, client_of):
+def test_one_file_per_decision_has_a_single_prolific_pid_column_of_decided_ids_only(played, study, client_of):
     vera = client_of("vera")
-    approve = vera.get(url(study, "payments", decision="approve")).content.decode().splitlines()
+    approve = vera.get(url(study, "payments", decision="approve"))
+    assert approve.content.decode().splitlines() == ["PROLIFIC_PID"]  # nobody reviewed yet: nobody to approve
+    assert approve["Content-Disposition"] == 'attachment; filename="alice-study-approve-decided.csv"'
+    suggested = vera.get(url(study, "payments", decision="approve", source="suggested"))
+    assert suggested.content.decode().splitlines() == ["PROLIFIC_PID", "PID-GOOD"]
+    assert "suggested-unreviewed" in suggested["Content-Disposition"]
+    client_of("alice").post(url(study, "decide"), {"session": played["hidden"].pk, "decision": "reject",
+                                                   "reason_id": "attention"})
     reject = vera.get(url(study, "payments", decision="reject")).content.decode().splitlines()
-    assert approve == ["PROLIFIC_PID", "PID-GOOD"] and reject == ["PROLIFIC_PID", "PID-HIDDEN"]
+    assert reject == ["PROLIFIC_PID", "PID-HIDDEN"]
     assert vera.get(url(study, "payments", decision="maybe")).status_code == 400
+    assert vera.get(url(study, "payments", decision="approve", source="guessed")).status_code == 400
 
 
 @pytest.mark.django_db
@@ -295,7 +307,7 @@ def test_decisions_need_the_csrf_token(played, study, researchers):
     html = alice.get(url(study, "quality")).content.decode()
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
     response = alice.post(url(study, "decide"), {"session": played["good"].pk, "decision": "reject",
-                                                 "csrfmiddlewaretoken": token})
+                                                 "reason": "no code", "csrfmiddlewaretoken": token})
     assert response.status_code == 302 and PaymentDecision.objects.get().decision == "reject"
 
 
@@ -310,6 +322,9 @@ def test_the_payments_command_decides_and_prints_the_same_files(played, study, r
     assert PaymentDecision.objects.get(session=played["hidden"]).decided_by == researchers["ed"]
     out = io.StringIO()
     call_command("payments", study.slug, "--decision", "approve", stdout=out)
-    assert sorted(out.getvalue().splitlines()) == ["PID-GOOD", "PID-HIDDEN", "PROLIFIC_PID"]
+    assert out.getvalue().splitlines() == ["PROLIFIC_PID", "PID-HIDDEN"]  # decided only; PID-GOOD is a suggestion
+    out = io.StringIO()
+    call_command("payments", study.slug, "--decision", "approve", "--source", "suggested", stdout=out)
+    assert out.getvalue().splitlines() == ["PROLIFIC_PID", "PID-GOOD"]
     with pytest.raises(CommandError, match="not a participant of this study"):
         call_command("payments", study.slug, "--decide", "999999", "reject", "x")

@@ -1,7 +1,10 @@
-"""``manage.py payments STUDY [--decision approve|reject] [--decide SESSION approve|reject REASON] [--by USER]``.
+"""``manage.py payments STUDY [--decision approve|reject [--source decided|suggested]] [--decide SESSION
+approve|reject REASON] [--by USER]``.
 
 Without ``--decide``: print the payment CSV (``payments.csv``, or with ``--decision`` the one-column
-``PROLIFIC_PID`` list for the panel's bulk approval). With ``--decide``: store a researcher's decision, as the
+``PROLIFIC_PID`` list of the researcher's decisions for the panel's bulk approval; ``--source suggested``: the
+undecided sessions with that suggestion). ``review_decisions`` decides many at once.
+With ``--decide``: store a researcher's decision, as the
 dashboard's quality page does. See docs/dashboard.md, "Paying participants".
 """
 
@@ -9,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from dashboard import payments
+from dashboard import selectors_review as review
 from dashboard.quality import DECISIONS
 from studyapp import selectors
 
@@ -19,6 +23,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("study", help="the study's id (slug)")
         parser.add_argument("--decision", choices=DECISIONS, help="only the panel ids with this decision")
+        parser.add_argument("--source", choices=payments.SOURCES, default="decided",
+                            help="with --decision: the researcher's decisions (default) or undecided suggestions")
         parser.add_argument("--decide", nargs=3, metavar=("SESSION", "DECISION", "REASON"),
                             help="store a decision for one participant (session id)")
         parser.add_argument("--by", help="the researcher deciding (username)")
@@ -41,4 +47,5 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from None
             self.stdout.write(f"{study.slug}: participant {row.session_id}: {row.decision}")
             return
-        self.stdout.write(payments.payments_csv(study, payments.quality_report(study), opts["decision"]), ending="")
+        self.stdout.write(payments.payments_csv(study, review.review_rows(study), opts["decision"], opts["source"]),
+                          ending="")

@@ -28,7 +28,8 @@ export function startProgress(root) {
     if (!state.percents.includes(percent)) state.percents.push(percent);
     if (msg.stage && !state.stages.includes(msg.stage)) state.stages.push(msg.stage);
     document.getElementById("analysis-bar").value = percent;
-    document.getElementById("analysis-percent").textContent = String(percent);
+    // whole percents, as the server renders them: "0", never "0.0" then "0"
+    document.getElementById("analysis-percent").textContent = String(Math.round(percent));
     document.getElementById("analysis-stage").textContent = stageLabel(msg.stage);
     const badge = document.getElementById("analysis-state");
     badge.textContent = texts[msg.state] || msg.state;
