@@ -342,24 +342,26 @@ def _procedure_axis(block_spec: Mapping) -> str | None:
 
 def choose_axis(spec: Mapping | None, block: str, level_name: str, factor: str | None, options: Options,
                 dimension: str | None = None) -> tuple[bool, str]:
-    """Whether a yes/no block's levels are fitted on a log axis, and what decided it (shown with the results):
-    ``Options.axis`` when not "auto", the block's ``analysis.axis``, the level's factor's ``axis``, an adaptive
-    procedure's ``axis``, else the quantity's default (log for a rate, linear for TTFT, durations and the rest)."""
+    """Whether a yes/no block's levels are fitted on a log axis, and what decided it (``axis_source``, shown with
+    the results): ``Options.axis`` when not "auto" ("options"), the block's ``analysis.axis`` ("block"), the level's
+    factor's ``axis`` ("factor"), an adaptive procedure's ``axis`` ("procedure"), else the quantity's default: log
+    for a rate ("rate"), linear for TTFT, durations and the rest ("default"). A log axis asked for levels that
+    are not all positive falls back to linear ("nonpositive")."""
     if options.axis in AXES:
-        return options.axis == "log", "analysis options"
+        return options.axis == "log", "options"
     said = block_analysis(spec, block).get("axis")
     if said in AXES:
-        return said == "log", f"study file: block {block}, analysis.axis"
+        return said == "log", "block"
     for f in (spec or {}).get("factors") or []:
         if factor is not None and str(f.get("name")) == factor and f.get("axis") in AXES:
-            return f["axis"] == "log", f"study file: factor {factor}, axis"
+            return f["axis"] == "log", "factor"
     proc_axis = _procedure_axis(_block_spec(spec, block))
     if proc_axis is not None:
-        return proc_axis == "log", f"study file: block {block}, procedure axis"
+        return proc_axis == "log", "procedure"
     quantity = dimension if level_name == "level" and dimension else level_name
     if quantity in LOG_DEFAULT:
-        return True, "default for a rate (Weber: a log axis)"
-    return False, "default (linear axis)"
+        return True, "rate"
+    return False, "default"
 
 
 def _psi_band(result, xs: np.ndarray, draws: int, rng: np.random.Generator) -> tuple[list, list] | None:
@@ -452,7 +454,7 @@ def _yes_no_sets(df: pd.DataFrame, spec: Mapping | None, options: Options | None
         log_axis, axis_source = choose_axis(spec, block, name, factor, options,
                                             str(dims[0]) if len(dims) == 1 else None)
         if log_axis and not (data["level"] > 0).all():
-            log_axis, axis_source = False, "linear: a log axis needs positive levels"
+            log_axis, axis_source = False, "nonpositive"
         said = block_analysis(spec, block)
         share = said.get("population_share")
         out.append({"block": block, "level_name": name, "unit": unit, "decreasing": decreasing,
@@ -572,6 +574,7 @@ def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
             if not individual:
                 row["individual_note"] = (f"not fitted: {n_people} participants, over the limit of "
                                           f"{options.individual_max} set for this run")
+                row["individual_limit"] = options.individual_max
             rows.append(row)
             for name in row["at_bound"]:
                 warnings.append(f"{cond}: the population model fixes the {name} rate at the pooled fit's "
