@@ -23,7 +23,8 @@ sits at or near its lower bound (the participants agree, and the information on 
 interval is absent or runs off the threshold grid). With 12 participants the delta-method (Wald) interval on
 (μ, log σ) covered 89-90 %, the profile interval with the χ²₁ cut 92.7 %, and the profile of the REML-adjusted
 likelihood 94 % with the χ²₁ cut and 97 % with the t cut (docs/analysis.md, "Population acceptability").
-``reml=False`` gives pipeline version 6's fit: maximum likelihood points, the same intervals.
+σ's interval is its own profile-likelihood interval with the same cut (0 at the low end where the answers cannot
+tell σ from zero). ``reml=False`` gives pipeline version 6's fit: maximum likelihood points, the same intervals.
 Per-condition tables and a sentence for the report come at the end.
 """
 

@@ -61,5 +61,6 @@ def test_the_headline_names_the_share_the_level_its_interval_and_unit(results):
     slow = next(c for c in block["conditions"] if c["condition"] == "ttft=1500")
     row = next(r for r in results["population"][0]["rows"] if r["condition"] == "ttft=1500")
     assert slow["point"] == headline.number(row["population_q"])
-    assert slow["ci"] == f"{headline.number(row['population_q_ci_low'])} – {headline.number(row['population_q_ci_high'])}"
+    lo, hi = headline.number(row["population_q_ci_low"]), headline.number(row["population_q_ci_high"])
+    assert slow["ci"] == f"{lo} – {hi}"
     assert slow["sd"]["unit"] == "log10" and slow["sd"]["factor"].startswith("1.")
