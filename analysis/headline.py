@@ -32,7 +32,7 @@ def number(x: Any, digits: int = 3) -> str:
     return f"{x:.{decimals}f}"
 
 
-def _interval(lo: Any, hi: Any, *, open_low: str = "−∞", open_high: str = "∞") -> str:
+def interval(lo: Any, hi: Any, *, open_low: str = "−∞", open_high: str = "∞") -> str:
     return f"{open_low if lo is None else number(lo)} – {open_high if hi is None else number(hi)}"
 
 
@@ -47,9 +47,9 @@ def _spread(row: Mapping[str, Any], unit: str) -> dict[str, str]:
         def factor(v):
             return None if v is None else math.exp(float(v))
 
-        return {"value": number(log10(sigma)), "unit": "log10", "ci": _interval(log10(lo), log10(hi)),
-                "factor": number(factor(sigma)), "factor_ci": _interval(factor(lo), factor(hi))}
-    return {"value": number(sigma), "unit": unit, "ci": _interval(lo, hi), "factor": "", "factor_ci": ""}
+        return {"value": number(log10(sigma)), "unit": "log10", "ci": interval(log10(lo), log10(hi)),
+                "factor": number(factor(sigma)), "factor_ci": interval(factor(lo), factor(hi))}
+    return {"value": number(sigma), "unit": unit, "ci": interval(lo, hi), "factor": "", "factor_ci": ""}
 
 
 def rows(results: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -78,14 +78,14 @@ def rows(results: Mapping[str, Any] | None) -> list[dict[str, Any]]:
                 "condition": r.get("condition"),
                 "n_participants": r.get("n_participants"),
                 "point": number(r.get("population_q")),
-                "ci": _interval(r.get("population_q_ci_low"), r.get("population_q_ci_high")),
+                "ci": interval(r.get("population_q_ci_low"), r.get("population_q_ci_high")),
                 "median": number(r.get("population_mu")),
-                "median_ci": _interval(r.get("population_mu_ci_low"), r.get("population_mu_ci_high")),
+                "median_ci": interval(r.get("population_mu_ci_low"), r.get("population_mu_ci_high")),
                 "sd": _spread(r, unit),
                 "pooled_q": number(fit.get("threshold_q", r.get("pooled_q"))),
-                "pooled_q_ci": _interval(*q_ci),
+                "pooled_q_ci": interval(*q_ci),
                 "pooled_mid": number(fit.get("threshold", r.get("pooled_threshold"))),
-                "pooled_mid_ci": _interval(*mid_ci),
+                "pooled_mid_ci": interval(*mid_ci),
                 "individual_mean": (number(r.get("mean_individual_threshold"))
                                     if r.get("mean_individual_threshold") is not None else ""),
                 "n_individual": n_ind,

@@ -234,9 +234,9 @@ def test_the_report_leads_with_the_population_point_per_condition_then_the_numbe
     html = report.render_html(spec=SPEC, results=results, figures=[], methods="M.", run={"id": 1})
     assert html.index('id="headline"') < html.index('id="methods"')
     row = results["population"][0]["rows"][0]
-    point, lo, hi = (headline.number(row[k]) for k in ("population_q", "population_q_ci_low",
-                                                       "population_q_ci_high"))
-    assert f"75 % of the population accept from {point} tokens/s (95 % CI {lo} – {hi})" in html
+    point = headline.number(row["population_q"])
+    ci = headline.interval(row["population_q_ci_low"], row["population_q_ci_high"])  # "∞" for an open end
+    assert f"75 % of the population accept from {point} tokens/s (95 % CI {ci})" in html
     for name in ("population median threshold", "SD between people", "pooled curve: level where 75 % of all "
                  "answers are yes", "pooled curve: midpoint (50 % of its rise)", "mean of individual thresholds"):
         assert name in html
@@ -257,3 +257,9 @@ def test_a_fit_at_its_lapse_bound_is_flagged_in_the_report_with_what_to_try(resu
     assert (f"{cond['condition']}: the lapse rate ended at 0.200, at its bound 0.2: the curve does not fit the "
             "answers at the ends of the levels") in html
     assert "Try a log axis (analysis: {axis: log} in the block)" in html
+
+
+def test_headline_numbers_keep_three_significant_digits_without_an_exponent_and_name_open_ends():
+    assert [headline.number(x) for x in (1523.4, 21.24, 0.12345, 0, None, float("inf"))] == \
+        ["1523", "21.2", "0.123", "0", "—", "∞"]
+    assert headline.interval(None, 21.5) == "−∞ – 21.5" and headline.interval(3, None) == "3.00 – ∞"
