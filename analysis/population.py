@@ -150,9 +150,11 @@ def _unpack(theta, fixed_guess, opts: FitOptions, floor: float = 0.0):
 
 
 def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quantile: float = 0.75,
-                   nodes: int = 241, individual: bool = True, reml: bool = True) -> PopulationResult:
+                   nodes: int = 241, individual: bool = True, reml: bool = True,
+                   sigma_interval: bool = True) -> PopulationResult:
     """Fit the hierarchical model to one group; ``individual`` also fits each participant for the naive mean,
-    ``reml=False`` maximises the plain marginal likelihood (σ biased low with few participants)."""
+    ``reml=False`` maximises the plain marginal likelihood (σ biased low with few participants),
+    ``sigma_interval=False`` leaves σ's profile interval out (NaN; a benchmark of the quantile need not pay for it)."""
     opts = options or FitOptions(lapse_bounds=(0.0, 0.2), guess_bounds=(0.0, 0.2))
     if not 0 < quantile < 1:
         raise ValueError("quantile must lie strictly between 0 and 1")
@@ -256,7 +258,7 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     else:
         mu_ci = profiled(0.0, half)
 
-    sigma_ci = _profile_sigma(nll, theta, float(ml.fun), step, t_ci**2 / 2)
+    sigma_ci = _profile_sigma(nll, theta, float(ml.fun), step, t_ci**2 / 2) if sigma_interval else (np.nan, np.nan)
 
     mean_ind, n_ind, beyond = None, 0, 0
     note = None if individual else "individual fits not run"
