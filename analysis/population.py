@@ -181,18 +181,20 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     step = grid[1] - grid[0]
 
     def nll(theta, reml=False):
-        mu, sigma, w, lapse, guess = _unpack(theta, fixed_guess, opts, step)
-        psi = guess + (1 - guess - lapse) * sig(z[:, None], grid[None, :], w)
-        psi = np.clip(psi, 1e-12, 1 - 1e-12)
-        ll_rows = k[:, None] * np.log(psi) + (n - k)[:, None] * np.log1p(-psi)  # (R, G)
-        per = np.add.reduceat(ll_rows, firsts, axis=0)  # (participants, G)
-        log_prior = -0.5 * ((grid - mu) / sigma) ** 2
-        log_prior = log_prior - logsumexp(log_prior)  # normalised on the grid
-        joint = per + log_prior[None, :]
-        marginal = logsumexp(joint, axis=-1)
-        val = -float(np.sum(marginal))
-        if reml:
-            val += 0.5 * _log_mu_information(joint, marginal, log_prior, grid, sigma, spread)
+        # the profiles' searches reach widths and spreads that over- or underflow: those points are refused (1e300)
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            mu, sigma, w, lapse, guess = _unpack(theta, fixed_guess, opts, step)
+            psi = guess + (1 - guess - lapse) * sig(z[:, None], grid[None, :], w)
+            psi = np.clip(psi, 1e-12, 1 - 1e-12)
+            ll_rows = k[:, None] * np.log(psi) + (n - k)[:, None] * np.log1p(-psi)  # (R, G)
+            per = np.add.reduceat(ll_rows, firsts, axis=0)  # (participants, G)
+            log_prior = -0.5 * ((grid - mu) / sigma) ** 2
+            log_prior = log_prior - logsumexp(log_prior)  # normalised on the grid
+            joint = per + log_prior[None, :]
+            marginal = logsumexp(joint, axis=-1)
+            val = -float(np.sum(marginal))
+            if reml:
+                val += 0.5 * _log_mu_information(joint, marginal, log_prior, grid, sigma, spread)
         return val if np.isfinite(val) else 1e300
 
     def maximise(f, start):
