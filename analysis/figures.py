@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
 FORMATS = ("svg", "png", "pdf")
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
@@ -38,6 +39,20 @@ def _ci_err(values, lows, highs) -> np.ndarray:
     return np.nan_to_num(np.vstack([v - lo, hi - v]), nan=0.0).clip(min=0)
 
 
+def _level_axis(ax, entry: Mapping[str, Any], levels) -> None:
+    """A log-scaled x axis where the block was fitted on a log axis, ticked at the levels tested, in their unit
+    (4, 8, 16 tokens/s, not 10⁰·⁶); a linear one otherwise."""
+    if not entry.get("log_axis"):
+        return
+    shown = sorted({float(v) for v in levels if v is not None and float(v) > 0})
+    if not shown:
+        return
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(shown))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
 def psychometric(entry: Mapping[str, Any]):
     """ψ per condition with its CI band, data points sized by the number of trials at each level."""
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -53,7 +68,9 @@ def psychometric(entry: Mapping[str, Any]):
         ax.scatter([p["level"] for p in pts], [p["p"] for p in pts], s=[8 + 4 * p["n"] for p in pts], color=c,
                    alpha=0.7, edgecolors="white", linewidths=0.5)
     unit = f" ({entry['unit']})" if entry.get("unit") else ""
-    ax.set_xlabel(f"{entry.get('level_name', 'level')}{unit}")
+    _level_axis(ax, entry, [p["level"] for fit in fits for p in fit["points"]])
+    scale = ", log scale" if entry.get("log_axis") else ""
+    ax.set_xlabel(f"{entry.get('level_name', 'level')}{unit}{scale}")
     ax.set_ylabel("share answering yes")
     ax.set_ylim(-0.03, 1.03)
     ax.set_title(_title("Acceptability", entry["block"]))
@@ -64,22 +81,34 @@ def psychometric(entry: Mapping[str, Any]):
 
 
 def thresholds(entry: Mapping[str, Any]):
-    """Per condition: the pooled threshold and the population quantile, each with its 95 % CI."""
+    """Per condition: the population's P % point (the headline), its median threshold and the pooled curve's
+    midpoint, each with its 95 % CI, under names that cannot be confused."""
     rows = entry["rows"]
-    fig, ax = plt.subplots(figsize=(6, 0.6 + 0.45 * len(rows) * 1.6))
+    fig, ax = plt.subplots(figsize=(6, 0.6 + 0.45 * len(rows) * 2.0))
     y = np.arange(len(rows))
-    for offset, key, label, color in ((-0.15, "pooled_threshold", "pooled threshold (50 %)", "tab:blue"),
-                                      (0.15, "population_q", f"{100 * entry['quantile']:g} % of users accept",
-                                       "tab:orange")):
-        lows = [r["pooled_ci_low"] if key == "pooled_threshold" else r["population_q_ci_low"] for r in rows]
-        highs = [r["pooled_ci_high"] if key == "pooled_threshold" else r["population_q_ci_high"] for r in rows]
-        vals = [r[key] for r in rows]
+    series = ((-0.2, "population_q", f"population: {100 * entry['quantile']:g} % of people accept", "tab:orange"),
+              (0.0, "population_mu", "population: median threshold", "tab:green"),
+              (0.2, "pooled_threshold", "pooled curve: midpoint", "tab:blue"))
+    shown = []
+    for offset, key, label, color in series:
+        base = "pooled" if key == "pooled_threshold" else key
+        vals = [r.get(key) for r in rows]
+        if all(v is None for v in vals):
+            continue
+        lows, highs = [r.get(f"{base}_ci_low") for r in rows], [r.get(f"{base}_ci_high") for r in rows]
+        shown += [v for v in vals + lows + highs if v is not None]
         ax.errorbar([np.nan if v is None else v for v in vals], y + offset, xerr=_ci_err(vals, lows, highs),
                     fmt="o", color=color, capsize=3, label=label)
     ax.set_yticks(y, [r["condition"] for r in rows])
     ax.invert_yaxis()
     unit = f" ({entry['unit']})" if entry.get("unit") else ""
-    ax.set_xlabel(f"{entry.get('level_name', 'level')}{unit}")
+    if entry.get("log_axis") and shown and min(shown) > 0:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_locator(NullLocator())
+    scale = ", log scale" if entry.get("log_axis") else ""
+    ax.set_xlabel(f"{entry.get('level_name', 'level')}{unit}{scale}")
     ax.set_title(_title("Thresholds by condition", entry["block"]))
     ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()

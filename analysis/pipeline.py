@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-PIPELINE_VERSION = 9  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
+PIPELINE_VERSION = 10  # 2: thresholds' intervals from FitOptions.interval (the hybrid interval by default);
 # 3: fits over participants widened to the participant jackknife where that is wider (analysis.clustered);
 # 4: population σ as used, censored population points, 2AFC rate pairs, predictors per adaptive level, fidelity
 # groups with 2AFC trials, one-rating raters, unanimous-pair intervals (a data version alone would not rerun these);
@@ -34,6 +34,7 @@ PIPELINE_VERSION = 9  # 2: thresholds' intervals from FitOptions.interval (the h
 # 8: shifted threshold readings (another proportion, guess rate free) held at the fitting grid's edge past it, and a
 # point past every level in an interval open on its side
 # 9: nAFC (and fixed-guess) threshold intervals with the bootstrap Bartlett correction of their cut
+# 10: each block's axis from the study file (rates on a log axis by default), σ's interval, every individual fit
 STAGES: tuple[tuple[str, float], ...] = (
     ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
     ("predictors", 10), ("fidelity", 8),
@@ -43,6 +44,12 @@ RATING = {"rating"}
 AFC = {"afc", "2afc"}
 # parameters whose larger values make a stream slower: their acceptability curves fall with the level
 FALLING = {"ttft_ms", "ttft", "stall_ms", "stall_rate_per_s", "jitter_cv", "stall_total_ms", "e2e_ms", "itl_cv"}
+# rates are fitted on a log axis unless the study file says otherwise: perceived magnitude of a speed follows
+# ratios (Weber), and a linear axis pushes the misfit into the lapse rate; TTFT and durations stay linear
+LOG_DEFAULT = {"rate", "tokens_per_s", "chars_per_s"}
+AXES = ("log", "linear")
+# a fitted lapse or guess this close to its upper bound (as a share of the bound) is flagged
+NEAR_BOUND = 0.05
 UNITS = {"rate": "tokens/s", "tokens_per_s": "tokens/s", "chars_per_s": "chars/s", "ttft_ms": "ms", "ttft": "ms",
          "stall_ms": "ms"}
 MAX_FLAGGED = 200
@@ -69,12 +76,22 @@ class Options:
     interval: str = "hybrid"  # the threshold interval method (analysis.psychometric.INTERVALS; its default)
     deviance_samples: int = 200
     n_boot: int = 1000
-    individual_max: int = 30  # participants per condition up to which individual fits are added (0.3 s each)
+    # participants per condition up to which individual fits are added for the mean of individual thresholds
+    # (about 0.02 s each, the lapse and guess fixed); above it the row says why there is no mean
+    individual_max: int = 1000
     # groups of the participant jackknife that widens a fit over participants (analysis.clustered); 0: the
     # model's interval only (rows taken as independent, too short when people differ)
     cluster_groups: int = 20
     fidelity_bound_ms: float = 33.4
     seed: int = 0
+    # the acceptability fits' axis: "auto" reads it from the study file (block ``analysis.axis``, then the level's
+    # factor ``axis``, then an adaptive procedure's ``axis``), else log for rates and linear for the rest;
+    # "log" or "linear" override the study file for every block
+    axis: str = "auto"
+
+    def __post_init__(self):
+        if self.axis not in ("auto", *AXES):
+            raise ValueError(f"axis must be 'auto', 'log' or 'linear', got {self.axis!r}")
 
 
 # --- progress and cancel ---------------------------------------------------------------------------------------
@@ -294,19 +311,57 @@ def stage_exclusions(trials: pd.DataFrame, participants: pd.DataFrame | None, re
     }
 
 
-def _level(block: pd.DataFrame, sets: Mapping[str, str], factors: list[str]) -> tuple[pd.Series, str, list[str]] | None:
-    """The stimulus level of a yes/no block, its name, and the factor columns that define its conditions."""
+def _level(block: pd.DataFrame, sets: Mapping[str, str], factors: list[str]
+           ) -> tuple[pd.Series, str, list[str], str | None] | None:
+    """The stimulus level of a yes/no block, its name, the factor columns that define its conditions, and the
+    factor the level comes from (None for an adaptive level no factor sets)."""
     numeric = {c: _numeric(block[c]) for c in factors}
     if "level" in block.columns and _numeric(block["level"]).nunique() >= 2:
         level = _numeric(block["level"])
         match = [c for c, v in numeric.items() if np.allclose(v.fillna(-1e300), level.fillna(-1e300))]
         name = sets.get(match[0][2:], match[0][2:]) if match else "level"
-        return level, name, [c for c in factors if c not in match]
+        return level, name, [c for c in factors if c not in match], match[0][2:] if match else None
     candidates = [(v.nunique(), c) for c, v in numeric.items() if v.notna().all() and v.nunique() >= 2]
     if not candidates:
         return None
     _, col = max(candidates)
-    return numeric[col], sets.get(col[2:], col[2:]), [c for c in factors if c != col]
+    return numeric[col], sets.get(col[2:], col[2:]), [c for c in factors if c != col], col[2:]
+
+
+def block_analysis(spec: Mapping | None, block: str) -> dict:
+    """A block's ``analysis`` settings from the study file (docs/study-file.md: ``axis``, ``population_share``)."""
+    return dict(_block_spec(spec, block).get("analysis") or {})
+
+
+def _procedure_axis(block_spec: Mapping) -> str | None:
+    """An adaptive block's axis: the procedure's ``axis``, or its tracks' when they all agree."""
+    proc = block_spec.get("procedure") or {}
+    axes = {t.get("axis", proc.get("axis")) for t in proc.get("tracks") or []} or {proc.get("axis")}
+    return axes.pop() if len(axes) == 1 and next(iter(axes)) in AXES else None
+
+
+def choose_axis(spec: Mapping | None, block: str, level_name: str, factor: str | None, options: Options,
+                dimension: str | None = None) -> tuple[bool, str]:
+    """Whether a yes/no block's levels are fitted on a log axis, and what decided it (``axis_source``, shown with
+    the results): ``Options.axis`` when not "auto" ("options"), the block's ``analysis.axis`` ("block"), the level's
+    factor's ``axis`` ("factor"), an adaptive procedure's ``axis`` ("procedure"), else the quantity's default: log
+    for a rate ("rate"), linear for TTFT, durations and the rest ("default"). A log axis asked for levels that
+    are not all positive falls back to linear ("nonpositive")."""
+    if options.axis in AXES:
+        return options.axis == "log", "options"
+    said = block_analysis(spec, block).get("axis")
+    if said in AXES:
+        return said == "log", "block"
+    for f in (spec or {}).get("factors") or []:
+        if factor is not None and str(f.get("name")) == factor and f.get("axis") in AXES:
+            return f["axis"] == "log", "factor"
+    proc_axis = _procedure_axis(_block_spec(spec, block))
+    if proc_axis is not None:
+        return proc_axis == "log", "procedure"
+    quantity = dimension if level_name == "level" and dimension else level_name
+    if quantity in LOG_DEFAULT:
+        return True, "rate"
+    return False, "default"
 
 
 def _psi_band(result, xs: np.ndarray, draws: int, rng: np.random.Generator) -> tuple[list, list] | None:
@@ -325,7 +380,7 @@ def _psi_band(result, xs: np.ndarray, draws: int, rng: np.random.Generator) -> t
     return lo.tolist(), hi.tolist()
 
 
-def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng) -> dict:
+def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng, quantile: float | None = None) -> dict:
     from analysis import clustered
     from analysis import psychometric as psy
 
@@ -336,16 +391,20 @@ def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng) -> dict:
     result = psy.fit(psy.blocks(rows["level"], rows["sum"], rows["count"]), opts)
     agg = data.groupby("level")["y"].agg(["sum", "count"]).reset_index()  # pooled per level: the plotted points
     out = result.to_dict()
-    q_level, q_ci = result.threshold_at(options.quantile)
-    out.update(threshold_q=q_level, threshold_q_ci_95=list(q_ci), q=options.quantile)
+    q = options.quantile if quantile is None else quantile
+    q_level, q_ci = result.threshold_at(q)
+    out.update(threshold_q=q_level, threshold_q_ci_95=list(q_ci), q=q)
     # one person's rows move together: widen to the participant jackknife where it reaches further
     out.update(clustered.spread_keys(rows["level"], rows["sum"], rows["count"], rows["participant"], opts, result,
-                                     q=options.quantile, max_groups=options.cluster_groups))
+                                     q=q, max_groups=options.cluster_groups))
     lo, hi = float(agg["level"].min()), float(agg["level"].max())
     if result.beyond_levels:
         out["beyond_levels"] = result.beyond_levels  # the prior's number, not the data's
     out["warnings"] = result.warnings()  # taken out by ``stage_psychometric`` into the block's warnings
-    xs = np.linspace(lo, hi, 60)
+    bounds = {"lapse": opts.lapse_bounds[1], "guess": opts.guess_bounds[1]}
+    out["at_bound"] = _at_bound(out, bounds["lapse"], bounds["guess"])
+    out["warnings"] += [bound_advice(name, out[name], bounds[name], opts.uses_log_axis) for name in out["at_bound"]]
+    xs = np.geomspace(lo, hi, 60) if opts.uses_log_axis and lo > 0 else np.linspace(lo, hi, 60)
     band = _psi_band(result, xs, 300, rng)
     out["curve"] = {"x": xs.tolist(), "psi": np.asarray(result.psi(xs), dtype=float).tolist(),
                     "lo": band[0] if band else None, "hi": band[1] if band else None}
@@ -366,8 +425,10 @@ def _condition_order(g: pd.DataFrame, cols: list[str]) -> list[str]:
     return list(dict.fromkeys(_label(keys.loc[sort.sort_values(cols).index], cols)))
 
 
-def _yes_no_sets(df: pd.DataFrame, spec: Mapping | None) -> list[dict]:
-    """Per yes/no block: the level, its direction and the per-condition data (rows participant, level, y)."""
+def _yes_no_sets(df: pd.DataFrame, spec: Mapping | None, options: Options | None = None) -> list[dict]:
+    """Per yes/no block: the level, its direction, its axis, the population share asked for and the
+    per-condition data (rows participant, level, y)."""
+    options = options or Options()
     sets = _factor_sets(spec)
     out = []
     for block, g in _blocks(df, YES_NO):
@@ -375,7 +436,7 @@ def _yes_no_sets(df: pd.DataFrame, spec: Mapping | None) -> list[dict]:
         if found is None:
             out.append({"block": block, "skip": "no stimulus level with two or more values"})
             continue
-        level, name, cond_cols = found
+        level, name, cond_cols, factor = found
         y = g["response_value"].map(binary)
         data = pd.DataFrame({"participant": g["participant"].astype(str), "level": level, "y": y,
                              "condition": _label(g, cond_cols)}).dropna(subset=["level", "y"])
@@ -389,9 +450,35 @@ def _yes_no_sets(df: pd.DataFrame, spec: Mapping | None) -> list[dict]:
         unit = UNITS.get(name, "")
         if name == "rate" and "rate_unit" in g.columns and (g["rate_unit"].dropna() == "chars").any():
             unit = "chars/s"  # the study's rate counts characters (timing rate_unit: chars)
+        dims = g["dimension"].dropna().unique() if "dimension" in g.columns else []
+        log_axis, axis_source = choose_axis(spec, block, name, factor, options,
+                                            str(dims[0]) if len(dims) == 1 else None)
+        if log_axis and not (data["level"] > 0).all():
+            log_axis, axis_source = False, "nonpositive"
+        said = block_analysis(spec, block)
+        share = said.get("population_share")
         out.append({"block": block, "level_name": name, "unit": unit, "decreasing": decreasing,
+                    "log_axis": log_axis, "axis_source": axis_source,
+                    "quantile": float(share) if share is not None else options.quantile,
+                    "lapse_max": float(said.get("lapse_max", options.lapse_max)),
+                    "guess_max": float(said.get("guess_max", options.guess_max)),
                     "data": data, "order": _condition_order(g, cond_cols)})
     return out
+
+
+def _at_bound(fitted: Mapping, lapse_max: float, guess_max: float) -> list[str]:
+    """The rates ("lapse", "guess") that ended at, or within NEAR_BOUND of, their upper bound."""
+    return [name for name, bound in (("lapse", lapse_max), ("guess", guess_max))
+            if bound > 0 and float(fitted.get(name) or 0.0) >= (1 - NEAR_BOUND) * bound]
+
+
+def bound_advice(name: str, value: float, bound: float, log_axis: bool) -> str:
+    """What a fit whose lapse or guess sits on its bound should try (shown with the fit)."""
+    tries = [] if log_axis else ["a log axis (analysis: {axis: log} in the block)"]
+    tries += ["more levels around the threshold", f"a wider {name} bound (analysis: {{{name}_max: ...}})"]
+    return (f"the {name} rate ended at {value:.3f}, at its bound {bound:g}: the curve does not fit the answers "
+            f"at the ends of the levels, and the misfit went into the {name} rate; try {', '.join(tries[:-1])} "
+            f"or {tries[-1]}")
 
 
 def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float], None]) -> list[dict]:
@@ -405,17 +492,22 @@ def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float],
         if "data" not in d:
             results.append({"block": d["block"], "skipped": d["skip"]})
             continue
-        opts = FitOptions(sigmoid=options.sigmoid, decreasing=d["decreasing"], ci=options.ci,
-                          lapse_bounds=(0.0, options.lapse_max), guess_bounds=(0.0, options.guess_max),
+        log_axis = bool(d.get("log_axis", False))
+        quantile = float(d.get("quantile", options.quantile))
+        opts = FitOptions(sigmoid=options.sigmoid, decreasing=d["decreasing"], ci=options.ci, log_axis=log_axis,
+                          lapse_bounds=(0.0, d.get("lapse_max", options.lapse_max)),
+                          guess_bounds=(0.0, d.get("guess_max", options.guess_max)),
                           deviance_samples=options.deviance_samples, seed=options.seed, interval=options.interval)
         entry = {"block": d["block"], "level_name": d["level_name"], "unit": d["unit"],
-                 "decreasing": d["decreasing"], "conditions": [], "warnings": []}
+                 "decreasing": d["decreasing"], "log_axis": log_axis, "axis_source": d.get("axis_source", ""),
+                 "quantile": quantile, "lapse_max": opts.lapse_bounds[1], "guess_max": opts.guess_bounds[1],
+                 "conditions": [], "warnings": []}
         groups = [("pooled", d["data"])] + [(c, d["data"].loc[d["data"]["condition"] == c]) for c in d["order"]]
         for cond, g in groups:
             tick(done / jobs)
             done += 1
             try:
-                fitted = _fit_yes_no(g, opts, options, rng)
+                fitted = _fit_yes_no(g, opts, options, rng, quantile)
             except ValueError as exc:
                 entry["warnings"].append(f"{cond}: {exc}")
                 continue
@@ -444,36 +536,50 @@ def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
     for d in yn:
         if "data" not in d:
             continue
+        log_axis = bool(d.get("log_axis", False))
+        quantile = float(d.get("quantile", options.quantile))
         rows, warnings = [], []
         for cond in d["order"]:
             g = d["data"].loc[d["data"]["condition"] == cond]
             tick(done / jobs)
             done += 1
             frame = g.rename(columns={"y": "response"})
-            individual = frame["participant"].nunique() <= options.individual_max
+            n_people = frame["participant"].nunique()
+            individual = n_people <= options.individual_max
             pf = pooled.get((d["block"], str(cond)), {})
             # lapse and guess fixed at the pooled fit's (floored at 1 %): free, they sit on the bound and the
             # information matrix of the quantile becomes singular (an infinite interval)
-            opts = FitOptions(sigmoid=options.sigmoid, decreasing=d["decreasing"], ci=options.ci,
+            opts = FitOptions(sigmoid=options.sigmoid, decreasing=d["decreasing"], ci=options.ci, log_axis=log_axis,
                               lapse=max(float(pf.get("lapse") or 0.0), LAPSE_FLOOR),
                               guess=max(float(pf.get("guess") or 0.0), LAPSE_FLOOR), deviance_samples=0)
             try:
-                pop = fit_population(frame, opts, quantile=options.quantile, individual=individual)
+                pop = fit_population(frame, opts, quantile=quantile, individual=individual)
             except ValueError as exc:
                 warnings.append(f"{cond}: {exc}")
                 continue
             if not all(map(math.isfinite, pop.quantile_ci_95)):
                 warnings.append(f"{cond}: the population quantile's interval could not be computed")
             ci = pf.get("threshold_ci_95") or [None, None]
-            rows.append({
+            q_ci = pf.get("threshold_q_ci_95") or [None, None]
+            row = {
                 "condition": str(cond),
                 "pooled_threshold": pf.get("threshold"), "pooled_ci_low": ci[0], "pooled_ci_high": ci[1],
+                # the pooled curve's level where ``quantile`` of all answers are yes (not a population quantile)
+                "pooled_q": pf.get("threshold_q"), "pooled_q_ci_low": q_ci[0], "pooled_q_ci_high": q_ci[1],
                 **pop.columns(),
                 "converged": pop.converged, "lapse": pop.lapse, "guess": pop.guess,
-            })
+                # the pooled fit's rates that sat on their bound: the population model fixes them at those values
+                "at_bound": list(pf.get("at_bound") or []),
+            }
             if not individual:
-                warnings.append(f"{cond}: {pop.n_participants} participants: individual fits skipped "
-                                f"(over {options.individual_max})")
+                row["individual_note"] = (f"not fitted: {n_people} participants, over the limit of "
+                                          f"{options.individual_max} set for this run")
+                row["individual_limit"] = options.individual_max
+            rows.append(row)
+            for name in row["at_bound"]:
+                warnings.append(f"{cond}: the population model fixes the {name} rate at the pooled fit's "
+                                f"{float(pf.get(name) or 0):.3f}, which sits at its bound: its numbers inherit that "
+                                f"misfit (see the acceptability fits)")
         phrases = []
         if len(rows) > 1:
             table = pd.DataFrame(rows)
@@ -483,8 +589,8 @@ def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
                 except (KeyError, TypeError, ValueError):
                     pass
         out.append({"block": d["block"], "level_name": d["level_name"], "unit": d["unit"],
-                    "decreasing": d["decreasing"], "quantile": options.quantile, "rows": rows,
-                    "phrases": phrases, "warnings": warnings})
+                    "decreasing": d["decreasing"], "log_axis": log_axis, "axis_source": d.get("axis_source", ""),
+                    "quantile": quantile, "rows": rows, "phrases": phrases, "warnings": warnings})
     return out
 
 
@@ -809,7 +915,7 @@ def run(trials: pd.DataFrame, participants: pd.DataFrame | None = None, *, spec:
                     "trials": int(len(data))}
 
     track.at("psychometric")
-    yn = _yes_no_sets(data, spec)
+    yn = _yes_no_sets(data, spec, options)
     results["psychometric"] = stage_psychometric(yn, options, lambda f: track.at("psychometric", f))
 
     track.at("population")

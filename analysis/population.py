@@ -23,7 +23,8 @@ sits at or near its lower bound (the participants agree, and the information on 
 interval is absent or runs off the threshold grid). With 12 participants the delta-method (Wald) interval on
 (μ, log σ) covered 89-90 %, the profile interval with the χ²₁ cut 92.7 %, and the profile of the REML-adjusted
 likelihood 94 % with the χ²₁ cut and 97 % with the t cut (docs/analysis.md, "Population acceptability").
-``reml=False`` gives pipeline version 6's fit: maximum likelihood points, the same intervals.
+σ's interval is its own profile-likelihood interval with the same cut (0 at the low end where the answers cannot
+tell σ from zero). ``reml=False`` gives pipeline version 6's fit: maximum likelihood points, the same intervals.
 Per-condition tables and a sentence for the report come at the end.
 """
 
@@ -69,6 +70,15 @@ class PopulationResult:
     # the point estimates (μ, σ, the q point): "reml" (the Cox–Reid adjusted likelihood) or "ml" (reml=False, and
     # results of pipeline version 6 and earlier)
     estimation: str = "reml"
+    # σ's interval (axis units, as σ): the profile-t interval; a lower end of 0 where the answers cannot tell σ from
+    # zero, an upper end of inf where they do not bound it
+    sigma_ci_95: tuple[float, float] = (float("nan"), float("nan"))
+    log_axis: bool = False
+    # the individual fits behind ``mean_individual_threshold``: how many, how many of them lie beyond the levels
+    # tested (their value is the prior's), and why there is no mean when there is none
+    n_individual: int = 0
+    individual_beyond: int = 0
+    individual_note: str | None = None
 
     def columns(self) -> dict:
         """The fit's keys of a per-condition row, as ``fit_by_condition`` and the pipeline both store them."""
@@ -82,8 +92,18 @@ class PopulationResult:
             "population_q_ci_method": self.interval_method,
             "population_estimation": self.estimation,
             "population_mu": self.mu_level,
+            "population_mu_ci_low": self.mu_ci_95[0],
+            "population_mu_ci_high": self.mu_ci_95[1],
             "population_sigma": self.sigma,
+            "population_sigma_ci_low": self.sigma_ci_95[0],
+            "population_sigma_ci_high": self.sigma_ci_95[1],
+            # σ is on the fitting axis: natural-log units of the level on a log axis, the level's unit otherwise
+            "population_sigma_scale": "ln" if self.log_axis else "level",
+            "log_axis": self.log_axis,
             "mean_individual_threshold": self.mean_individual_threshold,
+            "n_individual": self.n_individual,
+            "individual_beyond": self.individual_beyond,
+            "individual_note": self.individual_note,
         }
 
 
@@ -130,9 +150,11 @@ def _unpack(theta, fixed_guess, opts: FitOptions, floor: float = 0.0):
 
 
 def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quantile: float = 0.75,
-                   nodes: int = 241, individual: bool = True, reml: bool = True) -> PopulationResult:
+                   nodes: int = 241, individual: bool = True, reml: bool = True,
+                   sigma_interval: bool = True) -> PopulationResult:
     """Fit the hierarchical model to one group; ``individual`` also fits each participant for the naive mean,
-    ``reml=False`` maximises the plain marginal likelihood (σ biased low with few participants)."""
+    ``reml=False`` maximises the plain marginal likelihood (σ biased low with few participants),
+    ``sigma_interval=False`` leaves σ's profile interval out (NaN; a benchmark of the quantile need not pay for it)."""
     opts = options or FitOptions(lapse_bounds=(0.0, 0.2), guess_bounds=(0.0, 0.2))
     if not 0 < quantile < 1:
         raise ValueError("quantile must lie strictly between 0 and 1")
@@ -159,18 +181,20 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     step = grid[1] - grid[0]
 
     def nll(theta, reml=False):
-        mu, sigma, w, lapse, guess = _unpack(theta, fixed_guess, opts, step)
-        psi = guess + (1 - guess - lapse) * sig(z[:, None], grid[None, :], w)
-        psi = np.clip(psi, 1e-12, 1 - 1e-12)
-        ll_rows = k[:, None] * np.log(psi) + (n - k)[:, None] * np.log1p(-psi)  # (R, G)
-        per = np.add.reduceat(ll_rows, firsts, axis=0)  # (participants, G)
-        log_prior = -0.5 * ((grid - mu) / sigma) ** 2
-        log_prior = log_prior - logsumexp(log_prior)  # normalised on the grid
-        joint = per + log_prior[None, :]
-        marginal = logsumexp(joint, axis=-1)
-        val = -float(np.sum(marginal))
-        if reml:
-            val += 0.5 * _log_mu_information(joint, marginal, log_prior, grid, sigma, spread)
+        # the profiles' searches reach widths and spreads that over- or underflow: those points are refused (1e300)
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            mu, sigma, w, lapse, guess = _unpack(theta, fixed_guess, opts, step)
+            psi = guess + (1 - guess - lapse) * sig(z[:, None], grid[None, :], w)
+            psi = np.clip(psi, 1e-12, 1 - 1e-12)
+            ll_rows = k[:, None] * np.log(psi) + (n - k)[:, None] * np.log1p(-psi)  # (R, G)
+            per = np.add.reduceat(ll_rows, firsts, axis=0)  # (participants, G)
+            log_prior = -0.5 * ((grid - mu) / sigma) ** 2
+            log_prior = log_prior - logsumexp(log_prior)  # normalised on the grid
+            joint = per + log_prior[None, :]
+            marginal = logsumexp(joint, axis=-1)
+            val = -float(np.sum(marginal))
+            if reml:
+                val += 0.5 * _log_mu_information(joint, marginal, log_prior, grid, sigma, spread)
         return val if np.isfinite(val) else 1e300
 
     def maximise(f, start):
@@ -236,9 +260,12 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     else:
         mu_ci = profiled(0.0, half)
 
-    mean_ind = None
+    sigma_ci = _profile_sigma(nll, theta, float(ml.fun), step, t_ci**2 / 2) if sigma_interval else (np.nan, np.nan)
+
+    mean_ind, n_ind, beyond = None, 0, 0
+    note = None if individual else "individual fits not run"
     if individual:
-        thresholds = []
+        fitted = []
         ind_opts = FitOptions(sigmoid=opts.sigmoid, experiment=opts.experiment, log_axis=opts.log_axis,
                               decreasing=opts.decreasing, guess=opts.guess, lapse=opts.lapse,
                               guess_bounds=opts.guess_bounds, lapse_bounds=opts.lapse_bounds,
@@ -247,8 +274,13 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         for _, g in blocks.groupby("participant", sort=True):
             if g["level"].nunique() < 2:
                 continue
-            thresholds.append(fit(aggregate(g["level"], g["n_positive"], g["n_total"]), ind_opts).threshold)
-        mean_ind = float(np.mean(thresholds)) if thresholds else None
+            r = fit(aggregate(g["level"], g["n_positive"], g["n_total"]), ind_opts)
+            fitted.append(float(axis.forward(r.threshold)))
+            beyond += r.beyond_levels is not None
+        n_ind = len(fitted)
+        # the mean on the fitting axis (a geometric mean on a log axis), as μ is
+        mean_ind = float(axis.inverse(np.mean(fitted))) if fitted else None
+        note = None if fitted else "no participant saw two or more levels"
     return PopulationResult(
         quantile=quantile,
         quantile_level=float(axis.inverse(q_point)),
@@ -264,6 +296,11 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         n_trials=int(n.sum()),
         converged=bool(res.success and ml.success),
         estimation="reml" if reml else "ml",
+        sigma_ci_95=sigma_ci,
+        log_axis=axis.log,
+        n_individual=n_ind,
+        individual_beyond=beyond,
+        individual_note=note,
     )
 
 
@@ -328,6 +365,45 @@ def _profile_interval(nll, theta, zq: float, best: float, spread: float, floor: 
             value = signed(outer)
         ends.append(sign * np.inf if value < 0 else optimize.brentq(signed, inner, outer, xtol=spread * 1e-4))
     return ends[0], ends[1]
+
+
+def _profile_sigma(nll, theta, best: float, floor: float, cut: float) -> tuple[float, float]:
+    """Profile-likelihood interval of σ (θ₁ = log(σ − floor)): the σ whose negative log likelihood, minimised over
+    μ, width, lapse and guess, lies within ``cut`` of the best fit. The search runs on θ₁, where the profile is
+    close to symmetric; a lower end below the threshold grid's spacing is reported as 0 (the answers cannot tell
+    the spread from none), an upper end beyond a factor e⁸ of σ̂ as inf (they do not bound it)."""
+    theta = np.asarray(theta, dtype=float)
+    t_hat = float(theta[1])
+    rest = np.delete(theta, 1)
+    solved = {t_hat: (rest, -np.sqrt(2 * cut))}
+
+    def signed(t: float) -> float:
+        if t in solved:
+            return solved[t][1]
+        start = solved[min(solved, key=lambda v: abs(v - t))][0]
+
+        def f(r):
+            return nll(np.concatenate([r[:1], [t], r[1:]]))
+
+        r = optimize.minimize(f, start, method="Nelder-Mead", options={"xatol": 1e-4, "fatol": 1e-5, "maxiter": 800})
+        value = float(np.sqrt(2 * max(float(r.fun) - best, 0.0))) - np.sqrt(2 * cut)
+        solved[t] = (r.x, value)
+        return value
+
+    ends = []
+    for sign in (-1.0, 1.0):
+        step, inner = 0.25, t_hat
+        outer = t_hat + sign * step
+        while signed(outer) < 0 and step < 8:
+            inner, step = outer, step * 2
+            outer = t_hat + sign * step
+        if signed(outer) < 0:
+            ends.append(0.0 if sign < 0 else np.inf)
+            continue
+        t_end = optimize.brentq(signed, min(inner, outer), max(inner, outer), xtol=1e-3)
+        sigma_end = floor + float(np.exp(t_end))
+        ends.append(0.0 if sign < 0 and sigma_end <= 2 * floor else sigma_end)
+    return float(ends[0]), float(ends[1])
 
 
 def _covariance(f, theta, rel: float = 1e-4) -> np.ndarray:

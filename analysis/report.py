@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from analysis import headline
 from analysis.wording import counted
 from studyapp.scales import scale_range
 
@@ -199,16 +200,23 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
             f"overdispersion; thresholds (m, the 50 % point of the sigmoid's rise) are reported with "
             f"{100 * opts.get('ci', 0.95):g} % "
             f"{_interval_phrase(results)}."
-            + _jackknife_phrase(results))
+            + _jackknife_phrase(results) + _axis_sentence(results))
     if _population_rows(results):
-        q = 100 * opts.get("quantile", 0.75)
+        shares = sorted({float(p.get("quantile") or opts.get("quantile", 0.75))
+                         for p in results.get("population") or [] if p.get("rows")})
+        q = 100 * shares[0]
+        share = _join([f"{100 * v:g} %" for v in shares])
+        logs = {bool(p.get("log_axis")) for p in results.get("population") or [] if p.get("rows")}
+        normal = ("Normal(μ, σ) on the fitting axis (log-normal in the level)" if logs == {True} else
+                  "Normal(μ, σ) on the fitting axis (log-normal in the level where that axis is logarithmic)"
+                  if True in logs else "Normal(μ, σ)")
         out.append(
-            f"Population acceptability (the level at which {q:g} % of users accept) was estimated with a hierarchical "
-            f"model: participants' thresholds Normal(μ, σ), a shared width, lapse and guess fixed at the pooled fit's "
-            f"values (at least 1 %), each threshold integrated out numerically"
+            f"Population acceptability (the level at which {share} of people accept, the headline of the results) "
+            f"was estimated with a hierarchical model: participants' thresholds {normal}, a shared width, lapse and "
+            f"guess fixed at the pooled fit's values (at least 1 %), each threshold integrated out numerically"
             f"{_population_estimation_phrase(results)}; the {q:g} % point "
             f"{_quantile_formula(results, q / 100)} has a {100 * opts.get('ci', 0.95):g} % "
-            f"{_population_interval_phrase(results)}.")
+            f"{_population_interval_phrase(results)}.{_sigma_phrase(results)}")
     ratings = [r for r in results.get("ratings") or [] if r.get("mos")]
     if ratings:
         formulas = [r["mixed_model"]["formula"] for r in ratings if r.get("mixed_model")]
@@ -293,6 +301,7 @@ def render_html(*, spec: Mapping[str, Any], results: Mapping[str, Any], figures:
             "title": _text(spec.get("title")), "study_id": spec.get("id", ""), "results": results,
             "figures": figures, "methods": methods, "run": run or {},
             "exclusion_lines": (results.get("exclusions") or {}).get("lines") or [],
+            "headline": headline.rows(results),
         })
 
 
@@ -306,6 +315,40 @@ def _quantile_formula(results: Mapping[str, Any], q: float) -> str:
     if falling == {True, False}:
         return f"{up} ({down} where acceptance falls as the level grows)"
     return up
+
+
+def _axis_sentence(results: Mapping[str, Any]) -> str:
+    """Which axis each acceptability block's levels were fitted on (results before pipeline version 10 have no
+    ``log_axis`` and were fitted on a linear one)."""
+    log, linear, weber = [], [], False
+    for p in results.get("psychometric") or []:
+        if not (p.get("pooled") or p.get("conditions")):
+            continue
+        unit = p.get("unit") or ""
+        what = f"{p.get('block')} ({p.get('level_name') or 'level'}{', ' + unit if unit else ''})"
+        (log if p.get("log_axis") else linear).append(what)
+        weber = weber or (bool(p.get("log_axis")) and p.get("axis_source") == "rate")
+    parts = []
+    if log:
+        parts.append(f"on a logarithmic axis (x the natural log of the level, so a threshold's interval and the "
+                     f"spread between people are ratios) in {_join(log)}"
+                     + (", as perceived speed follows ratios of rates (Weber)" if weber else ""))
+    if linear:
+        parts.append(f"on a linear axis in {_join(linear)}")
+    return f" Levels were fitted {'; and '.join(parts)}." if parts else ""
+
+
+def _sigma_phrase(results: Mapping[str, Any]) -> str:
+    """σ's interval and the individual fits, where the results have them (pipeline version 10 on)."""
+    rows = _population_rows(results)
+    text = ""
+    if rows and all("population_sigma_ci_low" in r for r in rows):
+        text += (" μ has a Wald interval with the same t quantile (the profile where σ sits near its floor), and σ a "
+                 "profile-likelihood interval with the same cut.")
+    if any(int(r.get("n_individual") or 0) for r in rows):
+        text += (" For comparison, each participant's threshold was also fitted on its own (lapse and guess as in "
+                 "the model) and the thresholds averaged on the fitting axis.")
+    return text
 
 
 def _jackknife_phrase(results: Mapping) -> str:

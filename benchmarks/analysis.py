@@ -242,7 +242,8 @@ def _run_population(pi: int, d: PopulationDesign, runs: int, seed: int) -> list[
         frame = {"participant": who, "level": level, "n_positive": k, "n_total": n}
         t = time.perf_counter()
         try:
-            r = fit_population(pd.DataFrame(frame), opts, quantile=d.quantile, individual=False)
+            r = fit_population(pd.DataFrame(frame), opts, quantile=d.quantile, individual=False,
+                               sigma_interval=False)
         except ValueError:  # censored: every answer one way (counted as a miss)
             failed += 1
             res["t"].append(time.perf_counter() - t)

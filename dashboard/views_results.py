@@ -19,7 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 
-from analysis import exclusions, exporting, messages, services, snapshot
+from analysis import exclusions, exporting, headline, messages, services, snapshot
 from analysis.models import LOST_STAGE, AnalysisFile, AnalysisRun
 from dashboard import access
 from dashboard.predictor_rows import predictor_rows
@@ -43,7 +43,8 @@ def run_status(run: AnalysisRun) -> dict[str, Any]:
 
 
 def key_numbers(results: dict | None) -> dict[str, list]:
-    """The numbers the results page leads with: thresholds with CIs, MOS, pairwise scales, the predictor ranking."""
+    """The tables that follow the headline (``analysis.headline``, the population's P % point per condition): the
+    pooled curves' thresholds with CIs, MOS, pairwise scales, the predictor ranking."""
     results = results or {}
     thresholds = []
     for entry in results.get("psychometric") or []:
@@ -75,7 +76,8 @@ def analysis_page(request: HttpRequest, study) -> HttpResponse:
     return render(request, "dashboard/results.html", {
         "study": study, "run": run, "status": run_status(run) if run else None,
         "runs": list(study.analysis_runs.all()[:10]), "files": files, "figures": figures, "results": results,
-        "numbers": key_numbers(results), "can_run": access.can(study.role, "edit"),
+        "numbers": key_numbers(results), "headline": headline.rows(results),
+        "can_run": access.can(study.role, "edit"),
         "stage_labels": [(key, str(label)) for key, label in messages.STAGE_LABELS.items()],
         "stage_label": messages.stage_label(run_status(run)["stage"]) if run else "",
         "run_error": messages.error_text(run.error) if run and run.error else "",

@@ -305,6 +305,11 @@ def semantic_problems(doc: dict, base_dir: str | Path | None = None) -> list[Pro
             if isinstance(lv, dict):
                 out.extend(_param_names(lv["set"], f"{fp}.levels[{li}].set", known_texts, tokenizers.names(),
                                         base_dir))
+        if factor.get("axis") == "log":
+            bad = [li for li, lv in enumerate(factor["levels"])
+                   if not isinstance(lv, dict) and not (isinstance(lv, int | float) and lv > 0)]
+            for li in bad:
+                add(f"{fp}.levels[{li}]", "a factor fitted on a log axis needs levels above 0 (or axis: linear)")
     for bi, block in enumerate(doc["blocks"]):
         bp = f"blocks[{bi}]"
         given = [k for k in ("design", "trials", "procedure") if k in block]
@@ -313,6 +318,9 @@ def semantic_problems(doc: dict, base_dir: str | Path | None = None) -> list[Pro
         if "stimulus" in block and block["stimulus"] not in doc["stimuli"]:
             add(f"{bp}.stimulus", f"unknown stimulus {block['stimulus']!r}")
         task = block["task"]
+        if block.get("analysis") and task.get("type") != "acceptability":
+            add(f"{bp}.analysis", "only an acceptability block is analysed with these settings (axis, "
+                "population_share, lapse_max, guess_max)")
         scale = task.get("scale")
         if scale and scale["type"] == "slider":
             low, high = scale_range(scale)

@@ -75,3 +75,45 @@ def test_each_figure_calls_back_so_a_run_can_be_cancelled_between_figures(result
 ])
 def test_a_title_names_the_block_unless_the_block_is_named_for_what_the_figure_shows(what, block, title):
     assert figures._title(what, block) == title
+
+
+def _entry(log_axis):
+    curve = {"x": [4.0, 10.0, 40.0], "psi": [0.1, 0.5, 0.9], "lo": None, "hi": None}
+    points = [{"level": lv, "p": p, "n": 10} for lv, p in ((4.0, 0.1), (8.0, 0.3), (16.0, 0.6), (40.0, 0.9))]
+    return {"block": "acc", "level_name": "rate", "unit": "tokens/s", "log_axis": log_axis,
+            "conditions": [{"condition": "ttft=200", "threshold": 11.0, "curve": curve, "points": points}]}
+
+
+def _tick_labels(fig):
+    fig.canvas.draw()
+    return [t.get_text() for t in fig.axes[0].get_xticklabels()]
+
+
+def test_a_log_axis_fit_is_drawn_on_a_log_scale_ticked_at_the_levels_in_their_unit():
+    fig = figures.psychometric(_entry(True))
+    try:
+        assert fig.axes[0].get_xscale() == "log"
+        assert _tick_labels(fig) == ["4", "8", "16", "40"]
+        assert fig.axes[0].get_xlabel() == "rate (tokens/s), log scale"
+    finally:
+        figures.plt.close(fig)
+    fig = figures.psychometric(_entry(False))
+    try:
+        assert fig.axes[0].get_xscale() == "linear" and fig.axes[0].get_xlabel() == "rate (tokens/s)"
+    finally:
+        figures.plt.close(fig)
+
+
+def test_the_thresholds_figure_names_the_population_point_apart_from_the_pooled_curve():
+    rows = [{"condition": "ttft=200", "population_q": 15.0, "population_q_ci_low": 13.0, "population_q_ci_high": 17.0,
+             "population_mu": 12.0, "population_mu_ci_low": 11.0, "population_mu_ci_high": 13.0,
+             "pooled_threshold": 11.5, "pooled_ci_low": 10.5, "pooled_ci_high": 12.5}]
+    fig = figures.thresholds({"block": "acc", "level_name": "rate", "unit": "tokens/s", "log_axis": True,
+                              "quantile": 0.75, "rows": rows})
+    try:
+        labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        assert labels == ["population: 75 % of people accept", "population: median threshold",
+                          "pooled curve: midpoint"]
+        assert fig.axes[0].get_xscale() == "log"
+    finally:
+        figures.plt.close(fig)

@@ -318,3 +318,67 @@ def test_a_threshold_beyond_the_tested_levels_is_flagged_as_the_priors():
     entry = pipeline.stage_psychometric([{**yn[0], "data": mixed}], pipeline.Options(n_boot=10, deviance_samples=0),
                                         lambda f: None)[0]
     assert "beyond_levels" not in entry["pooled"] and entry["warnings"] == []
+
+
+def _rate_and_ttft(spec_extra=None, block_extra=None):
+    df, spec = _acceptability(3, "acc", "rate", "rate", (5, 10, 20, 40, 80), 4, 2,
+                              lambda rate: 1 / (1 + np.exp(-(np.log(rate) - np.log(20)) / 0.3)))
+    spec["factors"][0].update(spec_extra or {})
+    spec["blocks"] = [{"id": "acc", "type": "main", "task": {"type": "acceptability"}, **(block_extra or {})}]
+    return df, spec
+
+
+def test_a_rate_is_fitted_on_a_log_axis_and_a_ttft_on_a_linear_one_unless_the_study_file_says():
+    df, spec = _rate_and_ttft()
+    assert [(d["log_axis"], d["axis_source"]) for d in pipeline._yes_no_sets(df, spec)] == [(True, "rate")]
+    wait, wait_spec = _acceptability(1, "wait", "ttft", "ttft_ms", (200, 500, 1000, 2000), 3, 1, lambda t: 0.5)
+    assert [(d["log_axis"], d["axis_source"]) for d in pipeline._yes_no_sets(wait, wait_spec)] == [(False, "default")]
+    df, spec = _rate_and_ttft({"axis": "linear"})
+    assert [(d["log_axis"], d["axis_source"]) for d in pipeline._yes_no_sets(df, spec)] == [(False, "factor")]
+    df, spec = _rate_and_ttft({"axis": "linear"}, {"analysis": {"axis": "log"}})  # the block's word wins
+    assert [(d["log_axis"], d["axis_source"]) for d in pipeline._yes_no_sets(df, spec)] == [(True, "block")]
+    forced = pipeline.Options(axis="linear")
+    assert [(d["log_axis"], d["axis_source"]) for d in pipeline._yes_no_sets(df, spec, forced)] == [(False, "options")]
+    with pytest.raises(ValueError, match="axis must be"):
+        pipeline.Options(axis="sqrt")
+
+
+def test_the_axis_and_the_population_share_reach_every_fit_and_the_population_rows():
+    df, spec = _rate_and_ttft(block_extra={"analysis": {"population_share": 0.9}})
+    out = pipeline.run(df, None, spec=spec, options=FAST)
+    psy, pop = out["psychometric"][0], out["population"][0]
+    assert psy["log_axis"] and psy["pooled"]["log_axis"] and psy["pooled"]["width_units"] == "log level"
+    assert psy["quantile"] == pop["quantile"] == psy["pooled"]["q"] == 0.9
+    row = pop["rows"][0]
+    assert row["quantile"] == 0.9 and row["log_axis"] and row["population_sigma_scale"] == "ln"
+    assert row["pooled_q"] == psy["pooled"]["threshold_q"]
+    # the curve is drawn at log-spaced levels: equal ratios between neighbours
+    xs = np.array(psy["pooled"]["curve"]["x"])
+    assert np.allclose(xs[1:] / xs[:-1], xs[1] / xs[0])
+
+
+def test_individual_fits_above_the_runs_limit_say_why_there_is_no_mean():
+    df, spec = _rate_and_ttft()
+    row = pipeline.run(df, None, spec=spec, options=FAST)["population"][0]["rows"][0]
+    assert row["mean_individual_threshold"] is None and row["individual_limit"] == 0
+    assert row["individual_note"] == "not fitted: 4 participants, over the limit of 0 set for this run"
+    row = pipeline.run(df, None, spec=spec, options=pipeline.Options(n_boot=20, deviance_samples=0))["population"][0][
+        "rows"][0]
+    assert row["n_individual"] == 4 and row["mean_individual_threshold"] > 0 and row["individual_note"] is None
+
+
+def test_a_lapse_that_ends_at_its_bound_is_flagged_with_what_to_try():
+    # a quarter of the answers at the fastest rates are "no": a lapse of 0.25 against a bound of 0.1
+    df, spec = _acceptability(4, "acc", "rate", "rate", (5, 10, 20, 40, 80), 6, 4,
+                              lambda rate: 0.75 / (1 + np.exp(-(rate - 20) / 3)))
+    spec["blocks"] = [{"id": "acc", "type": "main", "task": {"type": "acceptability"},
+                       "analysis": {"axis": "linear", "lapse_max": 0.1}}]
+    out = pipeline.run(df, None, spec=spec, options=FAST)
+    psy = out["psychometric"][0]
+    assert psy["pooled"]["at_bound"] == ["lapse"] and psy["lapse_max"] == 0.1
+    advice = [w for w in psy["warnings"] if w.startswith("pooled: the lapse rate ended at")]
+    assert advice and "try a log axis" in advice[0] and "a wider lapse bound" in advice[0]
+    assert out["population"][0]["rows"][0]["at_bound"] == ["lapse"]
+    assert any("sits at its bound" in w for w in out["population"][0]["warnings"])
+    assert pipeline._at_bound({"lapse": 0.189, "guess": 0.0}, 0.2, 0.2) == []
+    assert pipeline._at_bound({"lapse": 0.19, "guess": 0.2}, 0.2, 0.2) == ["lapse", "guess"]

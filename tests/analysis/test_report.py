@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sim_frames import SPEC, frames  # noqa: E402
 
-from analysis import figures, pipeline, report  # noqa: E402
+from analysis import figures, headline, pipeline, report  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -213,3 +213,54 @@ def test_the_reports_counts_carry_thousands_separators_like_the_methods_paragrap
     # in Chinese, as Django's zh_Hans number format writes them: no separator (its grouping is by 4, for 万)
     chinese = report.render_html(spec=SPEC, results=big, figures=[], methods="M.", run={"id": 1}, language="zh-hans")
     assert "43344" in chinese and "43,344" not in chinese
+
+
+def test_the_methods_paragraph_names_the_axis_each_block_was_fitted_on_and_the_population_model(results):
+    text = report.methods_paragraph(SPEC, results)
+    assert ("Levels were fitted on a logarithmic axis (x the natural log of the level, so a threshold's interval and "
+            "the spread between people are ratios) in acceptability (rate, tokens/s), as perceived speed follows "
+            "ratios of rates (Weber).") in text
+    assert "participants' thresholds Normal(μ, σ) on the fitting axis (log-normal in the level)" in text
+    assert "the level at which 75 % of people accept, the headline of the results" in text
+    assert "σ a profile-likelihood interval with the same cut" in text
+    linear = {**results, "psychometric": [{**p, "log_axis": False} for p in results["psychometric"]],
+              "population": [{**p, "log_axis": False} for p in results["population"]]}
+    text = report.methods_paragraph(SPEC, linear)
+    assert "Levels were fitted on a linear axis in acceptability (rate, tokens/s)." in text
+    assert "thresholds Normal(μ, σ), a shared width" in text
+
+
+def test_the_report_leads_with_the_population_point_per_condition_then_the_numbers_named_apart(results):
+    html = report.render_html(spec=SPEC, results=results, figures=[], methods="M.", run={"id": 1})
+    assert html.index('id="headline"') < html.index('id="methods"')
+    row = results["population"][0]["rows"][0]
+    point = headline.number(row["population_q"])
+    ci = headline.interval(row["population_q_ci_low"], row["population_q_ci_high"])  # "∞" for an open end
+    assert f"75 % of the population accept from {point} tokens/s (95 % CI {ci})" in html
+    for name in ("population median threshold", "SD between people", "pooled curve: level where 75 % of all "
+                 "answers are yes", "pooled curve: midpoint (50 % of its rise)", "mean of individual thresholds"):
+        assert name in html
+    assert "Levels were fitted on a log axis" in html
+    n = row["n_participants"]
+    assert f"not fitted: {n} participants, over this run's limit of 0" in html  # individual_max=0 in this run
+    chinese = report.render_html(spec=SPEC, results=results, figures=[], methods="M.", run={"id": 1},
+                                 language="zh-hans")
+    assert f"75 % 的人群从 {point} tokens/s 起可以接受" in chinese and "人群阈值中位数" in chinese
+
+
+def test_a_fit_at_its_lapse_bound_is_flagged_in_the_report_with_what_to_try(results):
+    entry = results["psychometric"][0]
+    cond = entry["conditions"][0]
+    flagged = {**results, "psychometric": [{**entry, "log_axis": False, "conditions": [
+        {**cond, "lapse": 0.2, "at_bound": ["lapse"]}, *entry["conditions"][1:]]}],
+        "population": [{**results["population"][0], "log_axis": False}]}
+    html = report.render_html(spec=SPEC, results=flagged, figures=[], methods="M.", run={"id": 1})
+    assert (f"{cond['condition']}: the lapse rate ended at 0.200, at its bound 0.2: the curve does not fit the "
+            "answers at the ends of the levels") in html
+    assert "Try a log axis (analysis: {axis: log} in the block)" in html
+
+
+def test_headline_numbers_keep_three_significant_digits_without_an_exponent_and_name_open_ends():
+    assert [headline.number(x) for x in (1523.4, 21.24, 0.12345, 0, None, float("inf"))] == \
+        ["1523", "21.2", "0.123", "0", "—", "∞"]
+    assert headline.interval(None, 21.5) == "−∞ – 21.5" and headline.interval(3, None) == "3.00 – ∞"

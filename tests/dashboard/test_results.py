@@ -331,3 +331,53 @@ def test_an_open_threshold_interval_shows_as_unbounded_not_as_a_number(done_run,
     html = client_of("alice").get(url(analysed, "analysis", run=done_run.pk)).content.decode()
     table = re.search(r'<table class="data" id="thresholds">.*?</table>', html, re.S).group(0)
     assert "−∞ – 21.50" in table and "None" not in table
+
+
+@pytest.fixture(scope="module")
+def lognormal_results():
+    """A log-normal population of 30 bots (thresholds around 12 tokens/s) through the pipeline."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
+    from sim_population import SPEC, frames
+
+    return pipeline.run(frames(30, seed=2), None, spec=SPEC,
+                        options=pipeline.Options(n_boot=20, deviance_samples=0, cluster_groups=0))
+
+
+@pytest.mark.django_db
+def test_the_results_page_leads_with_the_level_at_which_75_percent_of_the_population_accept(
+        done_run, analysed, client_of, lognormal_results):
+    from analysis.headline import number
+
+    AnalysisRun.objects.filter(pk=done_run.pk).update(results=lognormal_results)
+    alice = client_of("alice")
+    html = alice.get(url(analysed, "analysis", run=done_run.pk)).content.decode()
+    section = re.search(r'<section id="headline">.*?</section>', html, re.S).group(0)
+    assert html.index('id="headline"') < html.index("Who was analysed") < html.index('id="thresholds"')
+    for row in lognormal_results["population"][0]["rows"]:
+        point, lo, hi = (number(row[k]) for k in ("population_q", "population_q_ci_low", "population_q_ci_high"))
+        assert f"{row['condition']}</code>: 75 % of the population accept from {point} tokens/s (95 % CI {lo} – {hi})" \
+            in section
+        assert f"{number(row['population_mu'])} tokens/s" in section and "log10 units (×1." in section
+        assert f"{number(row['mean_individual_threshold'])} tokens/s" in section and "30 participants fitted" in section
+    for name in ("population median threshold", "SD between people",
+                 "pooled curve: level where 75 % of all answers are yes", "pooled curve: midpoint (50 % of its rise)"):
+        assert name in section
+    assert "Levels were fitted on a log axis" in section and "perceived speed goes by ratios" in section
+    zh = alice.get(url(analysed, "analysis", run=done_run.pk), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "的人群从" in zh and "人群阈值中位数" in zh and "水平在对数轴上拟合" in zh
+
+
+@pytest.mark.django_db
+def test_a_lapse_at_its_bound_is_flagged_on_the_results_page_with_what_to_try(done_run, analysed, client_of,
+                                                                            lognormal_results):
+    entry = lognormal_results["psychometric"][0]
+    first = {**entry["conditions"][0], "lapse": 0.195, "at_bound": ["lapse"]}
+    results = {**lognormal_results, "psychometric": [{**entry, "conditions": [first, *entry["conditions"][1:]]}]}
+    AnalysisRun.objects.filter(pk=done_run.pk).update(results=results)
+    html = client_of("alice").get(url(analysed, "analysis", run=done_run.pk)).content.decode()
+    warning = re.search(r'<p class="warn bound-warning">(.*?)</p>', html, re.S).group(1)
+    assert f"{first['condition']}: the lapse rate ended at 0.195, at its bound 0.2" in warning
+    assert "more levels around the threshold" in warning and "log axis" not in warning  # it was on one already

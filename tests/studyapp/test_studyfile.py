@@ -224,3 +224,32 @@ def test_the_documentation_names_every_key_of_the_schema():
     doc = (studyfile.demo_study_path().parent.parent.parent / "docs" / "study-file.md").read_text()
     missing = sorted(k for k in _keys(studyfile.schema(), set()) if f"`{k}`" not in doc and f"{k}:" not in doc)
     assert missing == []
+
+
+def test_a_block_says_how_its_acceptability_answers_are_analysed_and_a_factor_its_axis():
+    doc = study()
+    doc["factors"][1]["axis"] = "log"
+    doc["blocks"][0]["analysis"] = {"axis": "linear", "population_share": 0.9, "lapse_max": 0.3}
+    assert messages(doc) == []
+    doc["factors"][0]["axis"] = "sqrt"
+    doc["blocks"][0]["analysis"] = {"axis": "log", "population_share": 1.0, "lapse": 0.1}
+    assert messages(doc) == [
+        "blocks[0].analysis.lapse: unknown key (allowed: axis, guess_max, lapse_max, population_share)",
+        "blocks[0].analysis.population_share: must be < 1, got 1.0",
+        "factors[0].axis: must be one of \"log\", \"linear\"; got \"sqrt\""]
+
+
+def test_analysis_settings_on_a_block_that_is_not_acceptability_are_refused():
+    doc = study()
+    doc["blocks"].append({"id": "feel", "type": "main", "stimulus": "coffee", "design": {"factorial": ["rate"]},
+                          "task": {"type": "rating", "question": "Fast?", "scale": {"type": "likert", "points": 5}},
+                          "analysis": {"axis": "log"}})
+    assert messages(doc) == ["blocks[1].analysis: only an acceptability block is analysed with these settings "
+                             "(axis, population_share, lapse_max, guess_max)"]
+
+
+def test_a_factor_on_a_log_axis_needs_levels_above_zero():
+    doc = study()
+    doc["factors"].append({"name": "stall", "sets": "stall_ms", "levels": [0, 200], "axis": "log"})
+    doc["blocks"][0]["design"]["factorial"].append("stall")
+    assert "factors[2].levels[0]: a factor fitted on a log axis needs levels above 0 (or axis: linear)" in messages(doc)
