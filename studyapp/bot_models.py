@@ -283,14 +283,30 @@ def _measure(x: float | None) -> str:
     return "-" if x is None else format(float(x), ".9g")
 
 
+def _streams(trial: Mapping[str, Any], perceived: Sequence[Perceived]) -> list[list[Any]]:
+    settings = list(trial.get("stimuli") or [])
+    return [[{k: (settings[i] if i < len(settings) else {}).get(k) for k in ("strategy", "indicator", "language")},
+             _measure(p.tokens_per_s), _measure(p.chars_per_s), _measure(p.ttft_ms), p.chars]
+            for i, p in enumerate(perceived)]
+
+
+def _canonical(trial: Mapping[str, Any], perceived: Sequence[Perceived]) -> tuple[list[str], bool]:
+    """The streams as text, a 2AFC pair in a fixed order (the same pair shown either way round is one stimulus
+    to the bot), and whether that order is the reverse of the one shown."""
+    streams = [json.dumps(x, sort_keys=True, ensure_ascii=False, default=str) for x in _streams(trial, perceived)]
+    if trial.get("type") == "afc" and len(streams) == 2 and streams[1] < streams[0]:
+        return [streams[1], streams[0]], True
+    return streams, False
+
+
 def trial_key(trial: Mapping[str, Any], perceived: Sequence[Perceived]) -> str:
     """What a bot can tell about a trial, as text: its type, block, question, scale and, per stream, the render
     settings it was told (``trial["stimuli"]``: strategy, indicator, language; not the delivery mode) and what
-    it measured. Two trials with the same key are the same stimulus to the bot; its answers are drawn per key."""
-    settings = [{k: s.get(k) for k in ("strategy", "indicator", "language")} for s in trial.get("stimuli") or []]
-    streams = [[_measure(p.tokens_per_s), _measure(p.chars_per_s), _measure(p.ttft_ms), p.chars] for p in perceived]
+    it measured (a 2AFC pair in a fixed order). Two trials with the same key are the same stimulus to the bot;
+    its answers are drawn per key."""
+    streams, _ = _canonical(trial, perceived)
     return json.dumps([trial.get("type"), trial.get("block"), bool(trial.get("practice")), trial.get("question"),
-                       trial.get("scale"), settings, streams], sort_keys=True, ensure_ascii=False, default=str)
+                       trial.get("scale"), streams], sort_keys=True, ensure_ascii=False, default=str)
 
 
 class Bot:
@@ -383,7 +399,11 @@ class Bot:
             response = self.rate(perceived[0], scale, noise=float(z_rating))
         elif kind == "afc":
             p = self.p_first(perceived[0], perceived[1])
-            response = "a" if u_answer < p else "b"
+            # the draw decides between the pair's streams in their fixed order, so the same pair shown the other
+            # way round gets the same stream chosen (p_first is symmetric: p(x, y) = 1 − p(y, x))
+            swapped = _canonical(trial, perceived)[1]
+            first_of_pair = u_answer < (1.0 - p if swapped else p)
+            response = "a" if first_of_pair != swapped else "b"
             v = [perceived_speed(x, self.params.afc_ttft) for x in perceived[:2]]
             chose_faster = (v[0] >= v[1]) == (response == "a") if v[0] != v[1] else None
         elif kind == "reading":
