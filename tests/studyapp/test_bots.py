@@ -263,3 +263,28 @@ def test_the_same_seed_gives_every_bot_the_same_answers_whatever_the_concurrency
     assert bots.summary(other, *bots.run_sync(other))["errors"] == 0
     third, _ = _answers_by_stimulus(study, "par12")
     assert third != first  # another seed, other answers
+
+
+def test_run_bots_refuses_more_bots_than_places_left_saying_how_many_and_what_to_do(study):
+    study.spec["limits"]["quotas"] = {"overall": 3}
+    study.save()
+    for i in range(2):  # two participants already in: one finished, one still going
+        session, _ = services.session_enter(study=study, panel={"participant": f"p{i}"})
+        if i == 0:
+            Session.objects.filter(pk=session.pk).update(state=Session.State.COMPLETED)
+    with pytest.raises(CommandError) as refused:
+        call_command("run_bots", study.slug, "--n", "5")
+    message = str(refused.value)
+    assert "has 1 participant slot(s) left, not the 5 asked for: its overall quota is 3" in message
+    assert "2 session(s) count against it (1 completed, 1 in progress" in message
+    assert "Run with --n 1 or fewer" in message and f"manage.py copy_study {study.slug} NEW_ID" in message
+    assert Session.objects.filter(study=study).count() == 2  # refused before any bot entered
+
+
+def test_a_bot_turned_away_says_why_from_the_page():
+    import httpx
+
+    full = httpx.Response(200, text='<section class="card" data-kind="unavailable" data-reason="full">')
+    assert bots._refusal(full).startswith("the study is full: its participant quotas are reached")
+    assert bots._refusal(httpx.Response(200, text='<p data-reason="paused">')) == "the study is paused"
+    assert bots._refusal(httpx.Response(404, text="")) == "HTTP 404: no such study on this server"
