@@ -88,7 +88,7 @@ def test_every_command_of_the_getting_started_guide_runs_as_written(tmp_path):
     dropped = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE", "PACELAB_VAR_DIR",
                "DJANGO_SETTINGS_MODULE", "CELERY_BROKER_URL")
     env = {k: v for k, v in os.environ.items() if k not in dropped} | {"HOME": str(tmp_path)}
-    done = subprocess.run(["bash", "-c", "\n".join(script)], env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(["bash", "-c", "\n".join(script)], env=env, capture_output=True, text=True, timeout=1200)
     outputs: dict[int, str] = {}
     codes: dict[int, int] = {}
     current = None
