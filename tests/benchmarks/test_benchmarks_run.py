@@ -136,3 +136,12 @@ def test_analysis_benchmark_checks_the_interval_of_another_proportion_when_asked
     assert not any(line.startswith("2AFC") for line in below.splitlines())
     bad = _run("benchmarks/analysis.py", "--proportion", "1.5", check=False, timeout=60)
     assert bad.returncode == 2 and "--proportion must lie strictly between 0 and 1" in bad.stderr
+
+
+def test_ratings_benchmark_prints_a_coverage_row_per_design_and_refuses_an_unknown_design():
+    out = _run("benchmarks/ratings.py", "--studies", "3", "--design", "none flat", "--design", "2 flat")
+    rows = [line for line in out.splitlines() if line.startswith("20 raters x 8")]
+    assert len(rows) == 2 and all("      3 " in r and "3/3" in r for r in rows)
+    assert "coverage target 93%-97%" in out and "designs outside the band:" in out
+    refused = _run("benchmarks/ratings.py", "--design", "nonesuch", check=False)
+    assert refused.returncode == 2 and "--design: none of" in refused.stderr
