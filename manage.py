@@ -9,7 +9,10 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pacelab.settings")
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    from pacelab.dbstate import run_command
+
+    # every command: an unprepared database is explained (run `manage.py prepare`), not a traceback
+    run_command(sys.argv, execute_from_command_line)
 
 
 if __name__ == "__main__":

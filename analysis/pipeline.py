@@ -604,7 +604,7 @@ def _scale(block_spec: Mapping, values: pd.Series) -> tuple[float, float] | None
 
 
 def stage_ratings(df: pd.DataFrame, spec: Mapping | None, tick: Callable[[float], None]) -> list[dict]:
-    from analysis.ratings import RatingsError, mixed_model, mos, subject_model
+    from analysis.ratings import RatingsError, mixed_model, mos, straight_liner_warning, straight_liners, subject_model
 
     blocks = _blocks(df, RATING)
     out = []
@@ -620,6 +620,9 @@ def stage_ratings(df: pd.DataFrame, spec: Mapping | None, tick: Callable[[float]
         entry: dict[str, Any] = {"block": block, "scale": list(scale) if scale else None, "warnings": [],
                                  "factors": [c[2:] for c in factors], "n_trials": int(len(data)),
                                  "n_participants": int(data["participant"].nunique())}
+        entry["straight_liners"] = straight_liners(data)
+        if entry["straight_liners"]:
+            entry["warnings"].append(straight_liner_warning(entry["straight_liners"]))
         try:
             entry["mos"] = jsonable(mos(data, scale=scale))
             entry["mos_by_factor"] = {c[2:]: jsonable(mos(data, condition=c, scale=scale).rename(columns={c: "level"}))
@@ -631,7 +634,9 @@ def stage_ratings(df: pd.DataFrame, spec: Mapping | None, tick: Callable[[float]
             raters = sm.raters
             flagged = raters.loc[raters[["straight_liner", "harsh", "lenient", "inconsistent"]].any(axis=1)]
             entry["subject_model"] = {"stimuli": jsonable(sm.stimuli), "raters_flagged": jsonable(flagged),
-                                      "n_raters": int(len(raters)), "iterations": sm.iterations}
+                                      "n_raters": int(len(raters)), "iterations": sm.iterations,
+                                      "excluded_raters": list(sm.excluded), "interval": sm.interval,
+                                      "rater_bias_sd": sm.rater_bias_sd}
         except RatingsError as exc:
             entry["warnings"].append(f"subject model: {exc}")
         if factors and data["participant"].nunique() >= 2:

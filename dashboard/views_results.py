@@ -55,13 +55,15 @@ def key_numbers(results: dict | None) -> dict[str, list]:
                                "threshold": c.get("threshold"), "ci_low": ci[0], "ci_high": ci[1],
                                "n": c.get("n_trials"), "beyond": c.get("beyond_levels") or ""})
     mos = [{"block": e.get("block"), **r} for e in results.get("ratings") or [] for r in e.get("mos") or []]
+    straight_liners = [{"block": e.get("block"), **f} for e in results.get("ratings") or []
+                       for f in e.get("straight_liners") or []]
     scale = [{"block": e.get("block"), "compare": e.get("compare") or "", **r}
              for e in results.get("pairwise") or [] for r in e.get("thurstone") or []]
     preferences = [{"block": e.get("block"), **p} for e in results.get("pairwise") or []
                    for p in e.get("preferences") or []]
     predictors = predictor_rows(results)
     return {"thresholds": thresholds, "mos": mos, "scale": scale, "preferences": preferences,
-            "predictors": predictors}
+            "predictors": predictors, "straight_liners": straight_liners}
 
 
 @never_cache

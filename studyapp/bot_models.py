@@ -17,17 +17,29 @@ what ``analysis.population`` fits).
   read from the question text: a bot cannot see the expected value), otherwise answered as any trial;
 - questionnaires get valid values.
 
+Reproducibility: bot ``i`` of a run seeded ``s`` draws everything from ``np.random.SeedSequence(s,
+spawn_key=(i, ...))`` (``bot_seeds``): its parameters from one child, and each answer from a child keyed by what
+it was shown (``trial_key``: the trial's type, block, question, scale and each stream's render settings and
+measured rate, TTFT and length) and how many times it has seen that before. So the same seed gives every bot the
+same answer to the same stimulus whatever the order the server shows them in, the order bots arrive in, the
+concurrency, or which between-subjects group a bot lands in (the delivery mode is not something a bot perceives).
+
 See docs/bots.md for every parameter.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import random
 import re
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
+
+import numpy as np
 
 from playback import metrics
 from playback.stream import Piece, Stream
@@ -36,6 +48,7 @@ from studyapp.adaptive.psychometric import from_axis, to_axis
 from studyapp.scales import is_likert, scale_range
 
 FAST_LEVEL = 1000.0  # tokens/s (or chars/s) of a stream that arrives all at once: perceived as instant
+Rng = np.random.Generator | random.Random  # Population.draw takes either (random.Random: older callers)
 
 
 class ModelError(ValueError):
@@ -134,19 +147,20 @@ class Population:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def draw(self, rng: random.Random) -> BotParams:
+    def draw(self, rng: Rng) -> BotParams:
         """One bot's parameters: threshold Normal on the axis, slopes log-normal, a personal rating offset."""
-        t_u = float(to_axis(self.threshold, self.axis)) + rng.gauss(0.0, self.threshold_sd)
+        gauss = _gauss(rng)
+        t_u = float(to_axis(self.threshold, self.axis)) + gauss(0.0, self.threshold_sd)
         if self.axis == "linear":
             t_u = max(t_u, 1e-3)
         return BotParams(
             threshold=float(from_axis(t_u, self.axis)),
-            slope=self.slope * math.exp(rng.gauss(0.0, self.slope_sd)),
+            slope=self.slope * math.exp(gauss(0.0, self.slope_sd)),
             guess=self.guess, lapse=self.lapse, function=self.function, axis=self.axis, ttft_shift=self.ttft_shift,
-            rating_mid=self.rating_mid * 10 ** rng.gauss(0.0, self.rating_mid_sd), rating_gain=self.rating_gain,
-            rating_ttft=self.rating_ttft, rating_offset=rng.gauss(0.0, self.rating_offset_sd),
+            rating_mid=self.rating_mid * 10 ** gauss(0.0, self.rating_mid_sd), rating_gain=self.rating_gain,
+            rating_ttft=self.rating_ttft, rating_offset=gauss(0.0, self.rating_offset_sd),
             rating_noise=self.rating_noise,
-            afc_slope=self.afc_slope * math.exp(rng.gauss(0.0, self.afc_slope_sd)), afc_ttft=self.afc_ttft,
+            afc_slope=self.afc_slope * math.exp(gauss(0.0, self.afc_slope_sd)), afc_ttft=self.afc_ttft,
             attentive=self.attentive, rt_median_ms=self.rt_median_ms, rt_sd_log=self.rt_sd_log,
             reading_cps=self.reading_cps,
         )
@@ -183,6 +197,13 @@ class BotParams:
         t_u = float(to_axis(self.threshold, self.axis)) + self.ttft_shift * ttft_s
         return Observer(threshold=float(from_axis(t_u, self.axis)), slope=self.slope, guess=self.guess,
                         lapse=self.lapse, function=self.function, axis=self.axis)
+
+
+def _gauss(rng: Rng):
+    """``gauss(mu, sd)`` of either kind of generator."""
+    if isinstance(rng, np.random.Generator):
+        return lambda mu, sd: float(rng.normal(mu, sd))
+    return rng.gauss
 
 
 def _sigmoid(z: float) -> float:
@@ -243,16 +264,87 @@ class Decision:
     p: float | None = None  # the model's probability of the answer it could give ("yes", or the first stream)
 
 
-class Bot:
-    """One simulated participant: its parameters and its random source (answers are reproducible per seed)."""
+_MASK64 = (1 << 64) - 1
 
-    def __init__(self, params: BotParams, rng: random.Random) -> None:
+
+def bot_seeds(seed: int, index: int) -> np.random.SeedSequence:
+    """The seed sequence of bot ``index`` in a run seeded ``seed`` (``SeedSequence(seed).spawn(n)[index]``,
+    without depending on ``n``); every draw of that bot comes from children of it."""
+    return np.random.SeedSequence(int(seed) & _MASK64, spawn_key=(int(index),))
+
+
+def _words(text: str) -> tuple[int, ...]:
+    """A text as four 32-bit words (for a seed sequence's spawn key)."""
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+    return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+
+
+def _measure(x: float | None) -> str:
+    return "-" if x is None else format(float(x), ".9g")
+
+
+def _streams(trial: Mapping[str, Any], perceived: Sequence[Perceived]) -> list[list[Any]]:
+    settings = list(trial.get("stimuli") or [])
+    return [[{k: (settings[i] if i < len(settings) else {}).get(k) for k in ("strategy", "indicator", "language")},
+             _measure(p.tokens_per_s), _measure(p.chars_per_s), _measure(p.ttft_ms), p.chars]
+            for i, p in enumerate(perceived)]
+
+
+def _canonical(trial: Mapping[str, Any], perceived: Sequence[Perceived]) -> tuple[list[str], bool]:
+    """The streams as text, a 2AFC pair in a fixed order (the same pair shown either way round is one stimulus
+    to the bot), and whether that order is the reverse of the one shown."""
+    streams = [json.dumps(x, sort_keys=True, ensure_ascii=False, default=str) for x in _streams(trial, perceived)]
+    if trial.get("type") == "afc" and len(streams) == 2 and streams[1] < streams[0]:
+        return [streams[1], streams[0]], True
+    return streams, False
+
+
+def trial_key(trial: Mapping[str, Any], perceived: Sequence[Perceived]) -> str:
+    """What a bot can tell about a trial, as text: its type, block, question, scale and, per stream, the render
+    settings it was told (``trial["stimuli"]``: strategy, indicator, language; not the delivery mode) and what
+    it measured (a 2AFC pair in a fixed order). Two trials with the same key are the same stimulus to the bot;
+    its answers are drawn per key."""
+    streams, _ = _canonical(trial, perceived)
+    return json.dumps([trial.get("type"), trial.get("block"), bool(trial.get("practice")), trial.get("question"),
+                       trial.get("scale"), streams], sort_keys=True, ensure_ascii=False, default=str)
+
+
+class Bot:
+    """One simulated participant: its parameters and its random sources.
+
+    Answers come from generators keyed by the stimulus (``trial_key``) and the how-many-th showing of it, all
+    children of the bot's ``seeds``; so they are the same for the same seeds whatever order the trials come
+    in. ``rng`` is for behaviour that never changes an answer (the runner's deliberate resends). A bot made
+    from a bare generator (``Bot(params, rng)``) derives its seeds from one draw of it.
+    """
+
+    def __init__(self, params: BotParams, rng: Rng | None = None, *,
+                 seeds: np.random.SeedSequence | None = None) -> None:
+        if seeds is None:
+            if rng is None:
+                raise ValueError("Bot: give rng or seeds")
+            entropy = int(rng.integers(0, 2**63)) if isinstance(rng, np.random.Generator) else rng.getrandbits(63)
+            seeds = np.random.SeedSequence(entropy)
         self.params = params
-        self.rng = rng
+        self.seeds = seeds
+        self.rng = self.generator("behaviour")
+        self._seen: Counter[str] = Counter()
+        self._decisions: dict[Any, Decision] = {}
+        self._questionnaires = 0
+
+    def generator(self, *labels: Any) -> np.random.Generator:
+        """A generator for one use, keyed by ``labels`` under this bot's seeds (the same labels, the same draws)."""
+        key = tuple(w for label in labels for w in _words(str(label)))
+        return np.random.default_rng(np.random.SeedSequence(self.seeds.entropy,
+                                                            spawn_key=(*self.seeds.spawn_key, *key)))
+
+    @staticmethod
+    def _response_ms(p: BotParams, z: float) -> float:
+        return round(min(p.rt_median_ms * math.exp(z * p.rt_sd_log), 60_000.0), 1)
 
     def response_ms(self) -> float:
-        p = self.params
-        return round(min(p.rt_median_ms * math.exp(self.rng.gauss(0.0, p.rt_sd_log)), 60_000.0), 1)
+        """A response time drawn from the behaviour generator (answers draw their own per trial)."""
+        return self._response_ms(self.params, float(self.rng.standard_normal()))
 
     def p_accept(self, p: Perceived) -> float:
         level = p.tokens_per_s if p.tokens_per_s and p.tokens_per_s > 0 else FAST_LEVEL
@@ -264,9 +356,11 @@ class Bot:
         cps = p.chars_per_s if p.chars_per_s and p.chars_per_s > 0 else FAST_LEVEL
         return _sigmoid(b.rating_gain * (math.log10(cps) - math.log10(b.rating_mid)) - b.rating_ttft * p.ttft_s)
 
-    def rate(self, p: Perceived, scale: Mapping[str, Any] | None) -> int | float:
+    def rate(self, p: Perceived, scale: Mapping[str, Any] | None, noise: float | None = None) -> int | float:
+        """The rating given a standard-normal ``noise`` draw (drawn from the behaviour generator when omitted)."""
         b = self.params
-        share = min(max(self.rating_share(p) + b.rating_offset + self.rng.gauss(0.0, b.rating_noise), 0.0), 1.0)
+        z = float(self.rng.standard_normal()) if noise is None else noise
+        share = min(max(self.rating_share(p) + b.rating_offset + z * b.rating_noise, 0.0), 1.0)
         low, high = scale_range(scale)
         if is_likert(scale):
             return 1 + round(share * (high - low))
@@ -278,22 +372,38 @@ class Bot:
         return b.lapse / 2 + (1 - b.lapse) * _sigmoid(b.afc_slope * diff)
 
     def trial(self, trial: Mapping[str, Any], perceived: list[Perceived]) -> Decision:
-        """The answer to a trial view (``step_view()['trial']``) given what was measured of each stream."""
+        """The answer to a trial view (``step_view()['trial']``) given what was measured of each stream.
+
+        Drawn from ``generator("trial", trial_key(...), k)`` for the k-th showing of that stimulus; a trial
+        answered again (same ``index``, after a refused submit) gets the same answer.
+        """
+        index = trial.get("index")
+        if index is not None and index in self._decisions:
+            return self._decisions[index]
+        key = trial_key(trial, perceived)
+        rng = self.generator("trial", key, self._seen[key])
+        self._seen[key] += 1
+        # always the same four draws, in this order, whatever the trial type
+        u_follow, z_rt, u_answer, z_rating = rng.random(), rng.standard_normal(), rng.random(), rng.standard_normal()
         kind, scale = trial["type"], trial.get("scale")
         instructed = instruction(trial.get("question"), kind, scale)
-        follow = instructed is not None and self.rng.random() < self.params.attentive
-        extra: dict[str, Any] = {"response_ms": self.response_ms()}
+        follow = instructed is not None and u_follow < self.params.attentive
+        extra: dict[str, Any] = {"response_ms": self._response_ms(self.params, float(z_rt))}
         if trial.get("comment") == "required":
             extra["comment"] = "bot comment"
         chose_faster = p = None
         if kind == "acceptability":
             p = self.p_accept(perceived[0])
-            response: Any = "yes" if self.rng.random() < p else "no"
+            response: Any = "yes" if u_answer < p else "no"
         elif kind == "rating":
-            response = self.rate(perceived[0], scale)
+            response = self.rate(perceived[0], scale, noise=float(z_rating))
         elif kind == "afc":
             p = self.p_first(perceived[0], perceived[1])
-            response = "a" if self.rng.random() < p else "b"
+            # the draw decides between the pair's streams in their fixed order, so the same pair shown the other
+            # way round gets the same stream chosen (p_first is symmetric: p(x, y) = 1 − p(y, x))
+            swapped = _canonical(trial, perceived)[1]
+            first_of_pair = u_answer < (1.0 - p if swapped else p)
+            response = "a" if first_of_pair != swapped else "b"
             v = [perceived_speed(x, self.params.afc_ttft) for x in perceived[:2]]
             chose_faster = (v[0] >= v[1]) == (response == "a") if v[0] != v[1] else None
         elif kind == "reading":
@@ -306,40 +416,48 @@ class Bot:
             response = instructed
         payload = {"response": response, **extra}
         followed = None if instructed is None else response == instructed
-        return Decision(payload=payload, instructed=instructed, followed=followed, chose_faster=chose_faster, p=p)
+        decision = Decision(payload=payload, instructed=instructed, followed=followed, chose_faster=chose_faster, p=p)
+        if index is not None:
+            self._decisions[index] = decision
+        return decision
 
     def questionnaire(self, items: list[Mapping[str, Any]]) -> dict[str, Any]:
         """Valid answers to every item (optional ones sometimes left out)."""
+        rng = self.generator("questionnaire", self._questionnaires)
+        self._questionnaires += 1
         out: dict[str, Any] = {}
         for item in items:
-            if not item.get("required", True) and self.rng.random() < 0.3:
+            if not item.get("required", True) and rng.random() < 0.3:
                 continue
             kind = item["type"]
             options = [o["value"] for o in item.get("options", [])]
             if kind == "likert":
-                out[item["id"]] = self.rng.randint(1, int(item.get("points", 5)))
+                out[item["id"]] = int(rng.integers(1, int(item.get("points", 5)) + 1))
             elif kind == "single_choice":
-                out[item["id"]] = self.rng.choice(options)
+                out[item["id"]] = options[int(rng.integers(len(options)))]
             elif kind == "multiple_choice":
-                out[item["id"]] = self.rng.sample(options, self.rng.randint(1, len(options)))
+                k = int(rng.integers(1, len(options) + 1))
+                out[item["id"]] = [options[i] for i in rng.choice(len(options), size=k, replace=False)]
             elif kind == "number":
                 low, high = item.get("min", 0), item.get("max", 100)
-                value = self.rng.uniform(low, high)
+                value = float(rng.uniform(low, high))
                 out[item["id"]] = round(value) if isinstance(low, int) and isinstance(high, int) else value
             else:
                 out[item["id"]] = "bot"[: int(item.get("max_length", 2000))]
         return {"answers": out}
 
 
+def make_bot(population: Population, seed: int, index: int) -> Bot:
+    """Bot ``index`` of a run seeded ``seed``: the same whatever ``n``, order or concurrency."""
+    seeds = bot_seeds(seed, index)
+    params = population.draw(np.random.default_rng(np.random.SeedSequence(seeds.entropy,
+                                                                          spawn_key=(*seeds.spawn_key, 0))))
+    return Bot(params, seeds=seeds)
+
+
 def population_bots(population: Population, n: int, seed: int) -> list[Bot]:
     """``n`` bots with parameters drawn from ``population``; the same seed gives the same bots and answers."""
-    master = random.Random(seed)
-    bots = []
-    for _ in range(n):
-        bot_seed = master.getrandbits(63)
-        rng = random.Random(bot_seed)
-        bots.append(Bot(population.draw(rng), rng))
-    return bots
+    return [make_bot(population, seed, i) for i in range(n)]
 
 
 def with_overrides(population: Population, **changes: Any) -> Population:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -127,6 +128,24 @@ class BotResult:
         return sum(1 for t in self.trials if t.followed is False)
 
 
+UNAVAILABLE = {  # the participant page's data-reason (templates/studyapp/unavailable.html)
+    "full": "the study is full: its participant quotas are reached (run bots on a copy, manage.py copy_study, or "
+            "raise limits.quotas in the study file)",
+    "paused": "the study is paused", "closed": "the study is closed", "not_open": "the study is not open",
+    "missing_panel_id": "the study requires panel parameters the bot did not send",
+}
+
+
+def _refusal(response: httpx.Response) -> str:
+    """Why the participant link gave no session, as the page says it."""
+    if response.status_code == 404:
+        return "HTTP 404: no such study on this server"
+    match = re.search(r'data-reason="([a-z_]+)"', response.text or "")
+    if match:
+        return UNAVAILABLE.get(match.group(1), f"the study is unavailable ({match.group(1)})")
+    return f"HTTP {response.status_code}, no participant session"
+
+
 def _now_ms() -> float:
     return time.perf_counter() * 1000.0
 
@@ -155,8 +174,7 @@ class Participant:
         response = await self._request("GET", f"/s/{self.config.study}/", params=query)
         location = response.headers.get("location", "")
         if response.status_code not in (301, 302) or "/p/" not in location:
-            raise BotError(f"enter: no session (HTTP {response.status_code}; the study may be full, closed or "
-                           f"unknown)")
+            raise BotError(f"enter: no session: {_refusal(response)}")
         self.result.token = location.rstrip("/").rsplit("/", 1)[-1]
         self.result.state = "active"
 

@@ -85,3 +85,28 @@ def study_counts(study: Study) -> dict[str, int]:
     counts = dict(Session.objects.filter(study=study, preview=False).values_list("state").annotate(n=Count("id")))
     counts["declined"] = study.declines.count()
     return {state: counts.get(state, 0) for state in [*Session.State.values]} | {"declined": counts["declined"]}
+
+
+def participant_slots(study: Study) -> dict[str, Any]:
+    """How many more participants the study's quotas let in: ``left`` (``None``: no quota), the quotas, and the
+    sessions that count against them (completed or in progress, as ``services.session_enter`` counts them)."""
+    from studyapp import design
+    from studyapp.services import LIVE_STATES
+
+    quotas = (study.spec.get("limits") or {}).get("quotas") or {}
+    overall, group_quotas = quotas.get("overall"), quotas.get("groups") or {}
+    rows = (Session.objects.filter(study=study, preview=False, state__in=[Session.State.COMPLETED, *LIVE_STATES])
+            .values("group", "state").annotate(n=Count("id")).order_by())
+    fill: dict[str, int] = {}
+    completed = 0
+    for r in rows:
+        fill[r["group"]] = fill.get(r["group"], 0) + r["n"]
+        completed += r["n"] if r["state"] == Session.State.COMPLETED else 0
+    groups = [g.id for g in design.groups(study.spec)]
+    limits = []
+    if overall is not None:
+        limits.append(max(0, int(overall) - sum(fill.values())))
+    if groups and all(g in group_quotas for g in groups):  # every group capped: their sum caps the study
+        limits.append(sum(max(0, int(group_quotas[g]) - fill.get(g, 0)) for g in groups))
+    return {"left": min(limits) if limits else None, "overall": overall, "groups": dict(group_quotas),
+            "counted": sum(fill.values()), "completed": completed, "in_progress": sum(fill.values()) - completed}

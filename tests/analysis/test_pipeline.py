@@ -382,3 +382,24 @@ def test_a_lapse_that_ends_at_its_bound_is_flagged_with_what_to_try():
     assert any("sits at its bound" in w for w in out["population"][0]["warnings"])
     assert pipeline._at_bound({"lapse": 0.189, "guess": 0.0}, 0.2, 0.2) == []
     assert pipeline._at_bound({"lapse": 0.19, "guess": 0.2}, 0.2, 0.2) == ["lapse", "guess"]
+
+
+def test_a_straight_liner_is_named_in_the_ratings_entry_and_left_out_of_the_subject_model():
+    trials, _ = frames(10)
+    trials = trials[trials["attention_check"].isna()].copy()  # as the stage gets them: attention items apart
+    rated = trials["trial_type"] == "rating"
+    trials.loc[rated & (trials["participant"] == 3), ["response", "response_value"]] = ["4", 4.0]
+    entry = pipeline.stage_ratings(trials, SPEC, lambda _p: None)[0]
+    assert entry["straight_liners"] == [{"participant": "3", "n": int((rated & (trials["participant"] == 3)).sum()),
+                                         "value": 4.0}]
+    assert entry["subject_model"]["excluded_raters"] == ["3"]
+    assert entry["subject_model"]["interval"] == "jackknife"
+    assert any("straight-liners: 3 (" in w for w in entry["warnings"])
+    flagged = {r["participant"]: r for r in entry["subject_model"]["raters_flagged"]}
+    assert flagged["3"]["straight_liner"] and flagged["3"]["excluded"]
+    widths = [s["ci_high"] - s["ci_low"] for s in entry["subject_model"]["stimuli"]]
+    assert min(widths) > 0.1  # no interval pinned by the constant rater
+    from dashboard.views_results import key_numbers
+
+    shown = key_numbers({"ratings": [entry]})["straight_liners"]
+    assert [(f["block"], f["participant"]) for f in shown] == [("ratings", "3")]

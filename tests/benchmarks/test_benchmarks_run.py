@@ -149,3 +149,12 @@ def test_rendering_benchmark_prints_lateness_per_engine_and_strategy_from_log_an
         assert f"firefox  {strategy}" in out
     refused = _run("benchmarks/rendering.py", "--engines", "opera", check=False)
     assert refused.returncode == 2 and "unknown engine 'opera'" in refused.stderr
+
+
+def test_ratings_benchmark_prints_a_coverage_row_per_design_and_refuses_an_unknown_design():
+    out = _run("benchmarks/ratings.py", "--studies", "3", "--design", "none flat", "--design", "2 flat")
+    rows = [line for line in out.splitlines() if line.startswith("20 raters x 8")]
+    assert len(rows) == 2 and all("      3 " in r and "3/3" in r for r in rows)
+    assert "coverage target 93%-97%" in out and "designs outside the band:" in out
+    refused = _run("benchmarks/ratings.py", "--design", "nonesuch", check=False)
+    assert refused.returncode == 2 and "--design: none of" in refused.stderr

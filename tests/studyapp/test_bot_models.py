@@ -168,3 +168,40 @@ def test_a_bad_model_file_is_refused_naming_the_parameter(config, message):
 def test_a_model_file_sets_the_population():
     pop = Population.from_config({"threshold": 30, "axis": "linear", "threshold_sd": 4})
     assert (pop.threshold, pop.axis, pop.threshold_sd, pop.slope) == (30.0, "linear", 4.0, Population().slope)
+
+
+def test_a_bots_answers_depend_on_what_it_is_shown_not_on_the_order():
+    """Bot i of a seed answers each stimulus the same whatever order the trials come in (keyed draws), and picks
+    the same stream of a 2AFC pair whichever side it is shown on."""
+    pop = Population(rating_noise=0.2)
+    scale = {"type": "likert", "points": 7}
+    trials = [({"type": "acceptability", "question": "OK?"}, [_perceived(r, t)]) for r in (8, 14, 22, 35)
+              for t in (200, 1500)]
+    trials += [({"type": "rating", "question": "How fast?", "scale": scale,
+                 "stimuli": [{"strategy": s, "indicator": "dots", "delivery": "prefetch"}]}, [_perceived(20)])
+               for s in ("token", "word", "smooth", "fade")]
+    trials += [({"type": "afc", "question": "Which?"}, pair) for pair in
+               ([_perceived(18), _perceived(22)], [_perceived(22), _perceived(18)])] * 2
+
+    def answers(order):
+        bot = bot_models.make_bot(pop, 7, 3)
+        out = {}
+        for i in order:
+            view, seen = trials[i]
+            d = bot.trial(view | {"index": i}, seen)
+            chosen = None if view["type"] != "afc" else seen[0 if d.payload["response"] == "a" else 1].tokens_per_s
+            out[i] = (d.payload["response"] if chosen is None else chosen, d.payload["response_ms"])
+        return out
+
+    forward = answers(range(len(trials)))
+    backward = answers(reversed(range(len(trials))))
+    plain = {i: a for i, a in forward.items() if trials[i][0]["type"] != "afc"}
+    assert plain == {i: backward[i] for i in plain}
+    # the delivery mode is not something a bot perceives: the same trial delivered live gets the same answer
+    live = trials[8][0] | {"stimuli": [{"strategy": "token", "indicator": "dots", "delivery": "live"}]}
+    assert bot_models.make_bot(pop, 7, 3).trial(live, trials[8][1]).payload["response"] == forward[8][0]
+    # 2AFC: the k-th showing of the pair picks the same stream, whichever side it was on
+    afc = [i for i in forward if trials[i][0]["type"] == "afc"]
+    assert sorted(forward[i] for i in afc) == sorted(backward[i] for i in afc)
+    assert bot_models.make_bot(pop, 7, 3).params == bot_models.population_bots(pop, 5, 7)[3].params
+    assert bot_models.make_bot(pop, 8, 3).params != bot_models.make_bot(pop, 7, 3).params

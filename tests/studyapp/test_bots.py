@@ -216,3 +216,75 @@ def test_run_bots_refuses_a_bad_model_file_and_a_closed_study(study, tmp_path):
     services.study_set_state(study=study, state="paused")
     with pytest.raises(CommandError, match="is paused; open it first"):
         call_command("run_bots", study.slug)
+
+
+def _answers_by_stimulus(study: Study, run_id: str) -> tuple[dict, dict]:
+    """One run's stored answers from the tidy frame, per (bot index, block, condition without the group,
+    how-many-th showing): the response (for a 2AFC, the stream chosen) and response time; and each bot's sequence
+    of conditions."""
+    from analysis.selectors import study_frame
+
+    trials, people = study_frame(study)
+    pid_of = dict(zip(people["participant"], people["panel_pid"], strict=True))
+    trials = trials[trials["participant"].map(pid_of).str.startswith(f"bot-{run_id}-")].copy()
+    trials["bot"] = trials["participant"].map(pid_of).str.rsplit("-", n=1).str[-1].astype(int)
+    trials["stimulus"] = trials["condition"].str.replace(r"delivery=\w+,?", "", regex=True)
+    # a 2AFC answer as the stream chosen (A or B of the design's pair), whichever side it was shown on
+    afc = trials["trial_type"] == "afc"
+    chose_a = (trials["response"] == "a") == (trials["order"] == "AB")
+    trials["answer"] = trials["response"].where(~afc, chose_a.map({True: "chose A", False: "chose B"}))
+    trials = trials.sort_values(["bot", "trial_index"])
+    trials["showing"] = trials.groupby(["bot", "block", "stimulus"]).cumcount()
+    answers = {(r.bot, r.block, r.stimulus, r.showing): (r.answer, r.response_ms) for r in trials.itertuples()}
+    sequences = {b: tuple(g["stimulus"]) for b, g in trials.groupby("bot")}
+    return answers, sequences
+
+
+def test_the_same_seed_gives_every_bot_the_same_answers_whatever_the_concurrency_and_order(server, study):
+    """``--seed`` fixes the answers: two runs of six bots with seed 11, one bot at a time and all at once, store
+    the same answer (and response time) for every bot and stimulus, although the server gave the bots other
+    trial orders, block orders, 2AFC sides and delivery groups the second time."""
+    population = bot_models.Population(attentive=0.9, rating_noise=0.2)
+    runs = []
+    for run_id, concurrency in (("seq11", 1), ("par11", 6)):
+        config = bots.RunConfig(url=server, study=study.slug, n=6, concurrency=concurrency, seed=11,
+                                population=population, run_id=run_id, timeout_s=90)
+        results, wall = bots.run_sync(config)
+        assert bots.summary(config, results, wall)["errors"] == 0
+        runs.append(_answers_by_stimulus(study, run_id))
+    (first, order1), (second, order2) = runs
+    assert len(first) == len(second) == 6 * 18  # every trial of the trimmed demo
+    assert first == second
+    assert order1 != order2  # the server shuffled: the same answers come from keying by stimulus, not by order
+    responses = {r for r, _ in first.values()}
+    assert {"yes", "no"} <= responses and len(responses) > 4  # real answers, not one constant
+    other = bots.RunConfig(url=server, study=study.slug, n=6, concurrency=6, seed=12, population=population,
+                           run_id="par12", timeout_s=90)
+    assert bots.summary(other, *bots.run_sync(other))["errors"] == 0
+    third, _ = _answers_by_stimulus(study, "par12")
+    assert third != first  # another seed, other answers
+
+
+def test_run_bots_refuses_more_bots_than_places_left_saying_how_many_and_what_to_do(study):
+    study.spec["limits"]["quotas"] = {"overall": 3}
+    study.save()
+    for i in range(2):  # two participants already in: one finished, one still going
+        session, _ = services.session_enter(study=study, panel={"participant": f"p{i}"})
+        if i == 0:
+            Session.objects.filter(pk=session.pk).update(state=Session.State.COMPLETED)
+    with pytest.raises(CommandError) as refused:
+        call_command("run_bots", study.slug, "--n", "5")
+    message = str(refused.value)
+    assert "has 1 participant slot(s) left, not the 5 asked for: its overall quota is 3" in message
+    assert "2 session(s) count against it (1 completed, 1 in progress" in message
+    assert "Run with --n 1 or fewer" in message and f"manage.py copy_study {study.slug} NEW_ID" in message
+    assert Session.objects.filter(study=study).count() == 2  # refused before any bot entered
+
+
+def test_a_bot_turned_away_says_why_from_the_page():
+    import httpx
+
+    full = httpx.Response(200, text='<section class="card" data-kind="unavailable" data-reason="full">')
+    assert bots._refusal(full).startswith("the study is full: its participant quotas are reached")
+    assert bots._refusal(httpx.Response(200, text='<p data-reason="paused">')) == "the study is paused"
+    assert bots._refusal(httpx.Response(404, text="")) == "HTTP 404: no such study on this server"

@@ -25,7 +25,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.db.models import Count
 
-from studyapp import bot_models, bots
+from studyapp import bot_models, bots, selectors
 from studyapp.models import Answer, Session, Study
 
 
@@ -121,6 +121,23 @@ def load_model(path: str | None) -> bot_models.Population:
         raise CommandError(f"--model: {path}: {exc}") from None
 
 
+def _check_slots(study: Study, n: int) -> None:
+    """Refuse, up front and saying what to do, a run with more bots than the study's quotas let in."""
+    slots = selectors.participant_slots(study)
+    left = slots["left"]
+    if left is None or n <= left:
+        return
+    quota = (f"its overall quota is {slots['overall']}" if slots["overall"] is not None else
+             f"its group quotas are {', '.join(f'{g}: {q}' for g, q in slots['groups'].items())}")
+    raise CommandError(
+        f"study {study.slug!r} has {left} participant slot(s) left, not the {n} asked for: {quota}, and "
+        f"{slots['counted']} session(s) count against it ({slots['completed']} completed, {slots['in_progress']} "
+        f"in progress; earlier bot runs included). "
+        + (f"Run with --n {left} or fewer, or " if left else "")
+        + f"try it on a copy (manage.py copy_study {study.slug} NEW_ID --owner USER, then manage.py study_state "
+          f"NEW_ID open), or raise limits.quotas in the study file and load it again (manage.py load_study FILE).")
+
+
 class Command(BaseCommand):
     help = "Run simulated participants through a study over the real HTTP and websocket endpoints."
 
@@ -149,6 +166,8 @@ class Command(BaseCommand):
             raise CommandError(f"study {slug!r} is {study.state}; open it first")
         if opts["n"] < 0 or opts["concurrency"] < 1:
             raise CommandError("--n must be >= 0 and --concurrency >= 1")
+        if study is not None:
+            _check_slots(study, opts["n"])
         population = load_model(opts["model"])
         try:
             population = bot_models.with_overrides(population, attentive=opts["attentive"])
