@@ -126,7 +126,8 @@ def table(rows: list[dict]) -> str:
     for r in rows:
         lo, hi = band(r["n_q"])
         lines.append(
-            f"{r['design']:9} {r['condition']:10} {r['studies']:4d} {r['truth_q']:8.2f} {_pct(r['cov_q'], r['n_q']):>7} "
+            f"{r['design']:9} {r['condition']:10} {r['studies']:4d} {r['truth_q']:8.2f} "
+            f"{_pct(r['cov_q'], r['n_q']):>7} "
             f"{_pct(r['cov_median'], r['n_median']):>7} {_pct(r['cov_pooled'], r['n_pooled']):>8} "
             f"{lo:5.1f}-{hi:5.1f} {b(r['bias_q']):>7} {b(r['bias_median']):>9} {b(r['bias_pooled']):>10} "
             f"{(r['width_q'] if r['width_q'] is not None else math.nan):8.2f} {r['seconds']:7.1f} {r['fails']:5d}")
