@@ -26,6 +26,8 @@ def rate_ttft_study(rates: list[float] | None = None, ttfts: list[int] | None = 
     return {
         "version": 1, "id": "e2e-rate-ttft", "title": {"en": "End-to-end validation: rate x TTFT"},
         "languages": ["en"],
+        "texts": {"consent": {"en": "A simulated study."}, "instructions": {"en": "Answer each question."},
+                  "debrief": {"en": "Thank you."}},
         "stimuli": {"answer": {"text": "en-chat-coffee", "max_chars": 240, "tokenizer": "cl100k_base",
                                "ttft_ms": 500, "rate": 25, "seed": 1}},
         "factors": [{"name": "rate", "sets": "rate", "levels": list(rates or RATES)},

@@ -21,6 +21,7 @@ so a stream whose measured rate differs a little from its nominal one does not b
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -110,6 +111,19 @@ class _Streams:
                                                   for f in protocol.frames_of(s)])
                 for s in self.of(trial)]
         return self.perceived[key]
+
+
+_STREAMS: dict[str, _Streams] = {}
+
+
+def streams_for(spec: Mapping[str, Any]) -> _Streams:
+    """The stream cache of a study in this process (many simulated studies of one study file share it)."""
+    key = json.dumps(spec, sort_keys=True, default=str)
+    if key not in _STREAMS:
+        if len(_STREAMS) > 16:
+            _STREAMS.clear()
+        _STREAMS[key] = _Streams()
+    return _STREAMS[key]
 
 
 def trial_view(trial: design_mod.TrialSpec, language: str) -> dict[str, Any]:

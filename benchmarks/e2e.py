@@ -57,7 +57,8 @@ def one_study(name: str, index: int, seed: int) -> dict:
     design = e2e_designs.designs()[name]
     t = time.perf_counter()
     trials, participants = simulate.study_frame(design.study, design.population, design.participants,
-                                                sub_seed(seed, name, index))
+                                                sub_seed(seed, name, index),
+                                                streams=simulate.streams_for(design.study))
     results = run(trials, participants, spec=design.study, options=Options())
     return {"design": name, "index": index, "seconds": time.perf_counter() - t,
             "rows": headline.rows(results)}
