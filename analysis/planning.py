@@ -237,6 +237,7 @@ def summarise(spec, population, truths, done, participants, runs, quantile, *, w
             conditions.append({
                 "participants": n, "block": t.block, "condition": t.condition, "unit": t.unit,
                 "true_q": t.quantile_level, "median_width": float(np.median(widths)) if widths else None,
+                "median_width_ci_95": median_ci(widths),
                 "plus_minus": float(np.median(widths)) / 2 if widths else None,
                 "coverage": (sum(r["q_low"] <= t.quantile_level <= r["q_high"] for r in got) / len(got)
                              if got else None),
@@ -254,12 +255,35 @@ def summarise(spec, population, truths, done, participants, runs, quantile, *, w
                         apart += ra["q_high"] < rb["q_low"] or rb["q_high"] < ra["q_low"]
                 pairs.append({"participants": n, "block": a.block, "a": a.condition, "b": b.condition,
                               "unit": a.unit, "true_difference": b.quantile_level - a.quantile_level,
-                              "power": apart / len(studies) if studies else None, "runs": len(studies)})
+                              "power": apart / len(studies) if studies else None,
+                              "power_ci_95": wilson(apart, len(studies)), "runs": len(studies)})
     model = population.to_dict() if isinstance(population, bot_models.Population) else {"mixture": True}
     seconds = float(np.median([d["seconds"] for d in done])) if done else math.nan
     return Plan(study=str(spec.get("id", "")), quantile=quantile, runs=runs, participants=list(participants),
                 model=model, conditions=conditions, pairs=pairs, seconds_per_study=seconds, wall_s=wall,
                 processes=processes)
+
+
+def median_ci(values: Sequence[float]) -> list[float] | None:
+    """A distribution-free 95 % interval of the median of the runs (order statistics): how precisely the runs
+    pin down the expected width (``--quick`` runs fewer, so this is wider)."""
+    if len(values) < 2:
+        return None
+    from scipy import stats
+
+    v = np.sort(np.asarray(values, float))
+    lo, hi = stats.binom.ppf([0.025, 0.975], len(v), 0.5)
+    return [float(v[max(int(lo) - 1, 0)]), float(v[min(int(hi), len(v) - 1)])]
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054) -> list[float] | None:
+    """The Wilson 95 % interval of a share k/n: the precision of a power from n runs."""
+    if n == 0:
+        return None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [max(0.0, centre - half), min(1.0, centre + half)]
 
 
 def sentences(result: Plan) -> list[str]:
@@ -281,25 +305,29 @@ def table(result: Plan) -> str:
     """The plain-text table ``plan_study`` prints."""
     pct = f"{100 * result.quantile:g} %"
     lines = [f"{pct} point of the population per condition: expected 95 % interval (median over {result.runs} "
-             f"simulated studies per row)"]
-    head = (f"{'participants':>12}  {'condition':24} {'true':>8} {'± half':>8} {'width':>8} {'coverage':>8} "
-            f"{'fitted':>7}")
+             f"simulated studies per row; 'width 95 % CI': how precisely the runs pin that median down)"]
+    head = (f"{'participants':>12}  {'condition':24} {'true':>8} {'± half':>8} {'width':>8} {'width 95 % CI':>15} "
+            f"{'coverage':>8} {'fitted':>7}")
     lines += [head, "-" * len(head)]
     for c in result.conditions:
         def f(v, spec=".3g"):
             return "n/a" if v is None else format(v, spec)
         cov = "n/a" if c["coverage"] is None else f"{100 * c['coverage']:.0f} %"
+        ci = c.get("median_width_ci_95")
+        ci_text = "n/a" if not ci else f"{ci[0]:.3g}-{ci[1]:.3g}"
         lines.append(f"{c['participants']:>12}  {c['condition'][:24]:24} {f(c['true_q']):>8} {f(c['plus_minus']):>8} "
-                     f"{f(c['median_width']):>8} {cov:>8} {c['fitted']:>3}/{c['runs']:<3}")
+                     f"{f(c['median_width']):>8} {ci_text:>15} {cov:>8} {c['fitted']:>3}/{c['runs']:<3}")
     if result.pairs:
         lines += ["", "power: share of simulated studies whose two 95 % intervals do not overlap (told apart)"]
-        head = f"{'participants':>12}  {'conditions':44} {'true difference':>16} {'power':>6}"
+        head = f"{'participants':>12}  {'conditions':44} {'true difference':>16} {'power':>6} {'95 % CI':>11}"
         lines += [head, "-" * len(head)]
         for p in result.pairs:
             pair = f"{p['a']} vs {p['b']}"[:44]
             power = "n/a" if p["power"] is None else f"{100 * p['power']:.0f} %"
+            ci = p.get("power_ci_95")
+            ci_text = "n/a" if not ci else f"{100 * ci[0]:.0f}-{100 * ci[1]:.0f} %"
             lines.append(f"{p['participants']:>12}  {pair:44} {p['true_difference']:>+12.3g} {p['unit']:<3} "
-                         f"{power:>6}")
+                         f"{power:>6} {ci_text:>11}")
     lines += ["", *sentences(result), "",
               f"{result.seconds_per_study:.2f} s per simulated study (median), {result.wall_s:.0f} s wall on "
               f"{result.processes} process(es)"]

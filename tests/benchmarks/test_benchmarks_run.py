@@ -136,3 +136,14 @@ def test_analysis_benchmark_checks_the_interval_of_another_proportion_when_asked
     assert not any(line.startswith("2AFC") for line in below.splitlines())
     bad = _run("benchmarks/analysis.py", "--proportion", "1.5", check=False, timeout=60)
     assert bad.returncode == 2 and "--proportion must lie strictly between 0 and 1" in bad.stderr
+
+
+def test_e2e_benchmark_prints_coverage_bias_width_and_time_per_design_and_condition():
+    out = _run("benchmarks/e2e.py", "--studies", "1", "--designs", "n20", "--processes", "1", timeout=600)
+    assert "coverage target 93-97 %" in out and "s/study" in out and "outside the band:" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith("n20 ")]
+    assert [r[1] for r in rows] == ["ttft=200", "ttft=1500"]
+    assert all(r[2] == "1" for r in rows)  # one study each
+    assert float(rows[1][3]) == pytest.approx(21.21, abs=0.05)  # the true 75 % point at TTFT 1.5 s
+    refused = _run("benchmarks/e2e.py", "--designs", "nope", check=False)
+    assert refused.returncode == 2 and "--designs: unknown nope" in refused.stderr

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from analysis import planning, plans
 from studyapp import studyfile
@@ -65,7 +66,13 @@ class Command(BaseCommand):
             population = planning.load_model(model)
         except planning.ModelFileError as exc:
             raise CommandError(f"--model: {exc}") from None
-        found = Study.objects.filter(slug=study).first()
+        try:
+            found = Study.objects.filter(slug=study).first()
+        except DatabaseError:  # an unprepared database: a study file can still be planned
+            if not Path(study).is_file():
+                raise CommandError(f"{study}: the database is not prepared (run manage.py migrate), and no study file "
+                                   f"has this path") from None
+            found = None
         try:
             if found is not None:
                 run = plans.plan_inline(study=found, population=population, participants=counts, runs=runs,
