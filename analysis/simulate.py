@@ -37,8 +37,10 @@ from studyapp import bot_models, counterbalance, journey, responses
 from studyapp import design as design_mod
 from studyapp.adaptive.psychometric import cdf, cdf_inverse
 
-SUBMIT_DUPLICATE_DRAW = True  # studyapp.bots draws rng.random() once per submit (its duplicate decision)
-ACCEPT = "acceptability"
+# studyapp.bots draws ``bot.rng.random()`` once per submit (its duplicate decision). While answers came from that
+# same generator this draw had to be mirrored; with answers drawn per stimulus from their own generators it is
+# harmless (``bot.rng`` is then for behaviour only), so the fast path mirrors it either way.
+SUBMIT_DUPLICATE_DRAW = True
 
 
 # --- populations ---------------------------------------------------------------------------------------------
