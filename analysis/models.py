@@ -108,3 +108,37 @@ class AnalysisFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}/{self.name}"
+
+
+class PlanRun(models.Model):
+    """A planner run for a study (``analysis.planning``): how well each participant count would pin down the
+    headline, computed in the background before the study opens, with its progress (simulated studies done)."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
+
+    study = models.ForeignKey("studyapp.Study", on_delete=models.CASCADE, related_name="plan_runs")
+    participants = models.JSONField(default=list, help_text="participant counts simulated")
+    runs = models.PositiveIntegerField(default=200, help_text="simulated studies per participant count")
+    model = models.JSONField(default=dict, blank=True, help_text="the population model's parameters")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    results = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"plan run {self.pk} of {self.study_id} ({self.state})"
+
+    @property
+    def percent(self) -> float:
+        return round(100.0 * self.done / self.total, 1) if self.total else 0.0

@@ -14,3 +14,11 @@ def run_analysis(run_id: int) -> str:
     from analysis.services import analysis_run
 
     return analysis_run(run_id=run_id, retry_db_errors=True).state
+
+
+@shared_task(acks_late=True)
+def run_plan(plan_id: int) -> str:
+    """Compute a study's plan (``analysis.plans``); a plan already finished is left as it is."""
+    from analysis.plans import plan_execute
+
+    return plan_execute(plan_id=plan_id).state

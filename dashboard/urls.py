@@ -5,6 +5,7 @@ from django.urls import path
 
 from dashboard import views as v
 from dashboard import views_participants as vp
+from dashboard import views_plan as vpl
 from dashboard import views_results as vr
 from dashboard import views_review as vv
 
@@ -37,6 +38,10 @@ urlpatterns = [
     path("<slug:slug>/analysis/status.json", vr.analysis_status, name="analysis_status"),
     path("<slug:slug>/analysis/file/", vr.analysis_file, name="analysis_file"),
     path("<slug:slug>/analysis/run/<int:run>/<path:name>", vr.analysis_run_file, name="analysis_run_file"),
+    # planner: expected headline intervals per participant count, computed in the background
+    path("<slug:slug>/plan/", vpl.plan_page, name="plan"),
+    path("<slug:slug>/plan/start/", vpl.plan_start, name="plan_start"),
+    path("<slug:slug>/plan/status.json", vpl.plan_status_json, name="plan_status"),
     path("<slug:slug>/export.zip", vr.export_zip, name="export"),
     path("<slug:slug>/codebook.csv", vr.codebook_csv, name="codebook"),
 ]

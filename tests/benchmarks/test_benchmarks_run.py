@@ -158,3 +158,14 @@ def test_ratings_benchmark_prints_a_coverage_row_per_design_and_refuses_an_unkno
     assert "coverage target 93%-97%" in out and "designs outside the band:" in out
     refused = _run("benchmarks/ratings.py", "--design", "nonesuch", check=False)
     assert refused.returncode == 2 and "--design: none of" in refused.stderr
+
+
+def test_e2e_benchmark_prints_coverage_bias_width_and_time_per_design_and_condition():
+    out = _run("benchmarks/e2e.py", "--studies", "1", "--designs", "n20", "--processes", "1", timeout=600)
+    assert "coverage target 93-97 %" in out and "s/study" in out and "outside the band:" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith("n20 ")]
+    assert [r[1] for r in rows] == ["ttft=200", "ttft=1500"]
+    assert all(r[2] == "1" for r in rows)  # one study each
+    assert float(rows[1][3]) == pytest.approx(21.21, abs=0.05)  # the true 75 % point at TTFT 1.5 s
+    refused = _run("benchmarks/e2e.py", "--designs", "nope", check=False)
+    assert refused.returncode == 2 and "--designs: unknown nope" in refused.stderr
