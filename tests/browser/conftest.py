@@ -11,7 +11,6 @@ set under ``CI=true``); an engine that is asked for but not installed fails its 
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -20,10 +19,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # browser_schedules, engines
-from engines import CHROMIUM, CHROMIUM_ARGS, ENGINES, launch  # noqa: E402
+from engines import CHROMIUM, CHROMIUM_ARGS, ENGINES, SELECTED, launch  # noqa: E402
 from staticserver import StaticServer  # noqa: E402
 
-SELECTED = [e.strip() for e in os.environ.get("PACELAB_ENGINES", ",".join(ENGINES)).split(",") if e.strip()]
 if unknown := set(SELECTED) - set(ENGINES):
     raise pytest.UsageError(f"PACELAB_ENGINES: unknown engine(s) {sorted(unknown)}; choose from {ENGINES}")
 

@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import Any
 
 ENGINES = ("chromium", "firefox", "webkit")
+# the engines this run drives (PACELAB_ENGINES narrows them for a quick local loop; scripts/test under CI=true
+# insists on all three). Here rather than in conftest.py: other test folders put their own conftest on sys.path.
+SELECTED = [e.strip() for e in os.environ.get("PACELAB_ENGINES", ",".join(ENGINES)).split(",") if e.strip()]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu"]
 FIREFOX = "/usr/bin/firefox-esr"

@@ -9,7 +9,7 @@ import time
 
 import pytest
 from browser_schedules import english_pieces, schedule
-from conftest import SELECTED
+from engines import SELECTED
 
 pytestmark = [pytest.mark.browser]
 

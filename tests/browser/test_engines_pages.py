@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SELECTED
 from django.contrib.auth import get_user_model
+from engines import SELECTED
 from test_dashboard_flow import N_BOTS, completed_study, log_in, service_env  # noqa: F401 - fixtures
 from test_participant import EXPECTED_KINDS, READY, check_completed, session_of, trial_answer, trimmed_demo, view_of
 
