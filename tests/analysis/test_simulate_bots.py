@@ -32,7 +32,7 @@ def short_demo() -> dict:
     ratings with an instructed item, a 2AFC with a catch trial, the questionnaire, Latin-square block orders)."""
     doc = copy.deepcopy(studyfile.load_study(studyfile.demo_study_path()))
     doc["id"] = "sim-equal-bots"
-    for name, chars in (("coffee", 50), ("sleep", 40), ("tea_zh", 30)):
+    for name, chars in (("coffee", 50), ("sleep", 40), ("brew", 30)):
         doc["stimuli"][name]["max_chars"] = chars
     levels = {"rate": [10, 25, 60], "ttft": [300, 800], "strategy": ["token", "word"], "indicator": ["none"]}
     for factor in doc["factors"]:
