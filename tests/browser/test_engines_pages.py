@@ -134,6 +134,8 @@ def complete_journey(page, lang: str) -> list[str]:
                     page.click("#next")
         elif kind == "consent":
             shoot(page, f"{lang}-consent")
+            # "I agree" is enabled once the page has checked the device (about a second)
+            page.wait_for_selector('[data-answer="accept"]:not([disabled])')
             page.click('[data-answer="accept"]')
         elif kind == "questionnaire":
             page.evaluate(QUESTIONNAIRE)

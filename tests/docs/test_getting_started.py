@@ -74,6 +74,7 @@ def test_the_walk_through_extracts_its_commands_and_files():
     assert sum(bool(s.expected) for s in found) >= 5
 
 
+@pytest.mark.timeout(1200)  # the whole walk-through: bots, an analysis, a first plan
 def test_every_command_of_the_getting_started_guide_runs_as_written(tmp_path):
     found = steps(DOC.read_text(encoding="utf-8"))
     script = ["cd " + str(ROOT)]
