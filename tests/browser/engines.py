@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
@@ -115,11 +116,13 @@ def _unwrap(text: Any) -> Any:
     return json.loads(text)
 
 
-class _DomHelpers:
-    """Playwright-like DOM conveniences built on ``evaluate`` (shared by the Firefox and WebKit pages)."""
+class _DomHelpers(ABC):
+    """Playwright-like DOM conveniences built on ``evaluate`` and ``click``, which each engine's page defines (the
+    Firefox and WebKit pages share the rest)."""
 
-    def evaluate(self, expression: str, arg: Any = None) -> Any:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def evaluate(self, expression: str, arg: Any = None) -> Any:
+        """Run ``expression`` (a function of ``arg``) in the page and return its JSON value."""
 
     def wait_for_function(self, expression: str, timeout: float = 30_000, polling: float = 100, arg: Any = None):
         deadline = time.monotonic() + timeout / 1000
@@ -175,8 +178,9 @@ class _DomHelpers:
         if not self.evaluate("s => document.querySelector(s).checked", selector):
             self.click(selector)
 
-    def click(self, selector: str) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def click(self, selector: str) -> None:
+        """A real pointer click on the element ``selector`` names."""
 
     def wait_for_url(self, url: str, timeout: float = 30_000) -> None:
         deadline = time.monotonic() + timeout / 1000
