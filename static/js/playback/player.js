@@ -178,13 +178,15 @@ export function createPlayer(options = {}) {
   }
 
   function schedule_() {
-    if (finished || rafId !== null) return;
+    if (finished || rafId !== null || timerId !== null) return; // hidden: the timer alone drives the clock
     rafId = requestAnimationFrame((ts) => tick(ts, true));
   }
 
   function onVisibility() {
     if (doc.visibilityState === "hidden" && timerId === null && !finished) {
       timerId = setInterval(() => tick(performance.now(), false), HIDDEN_TICK_MS);
+      // Firefox keeps running rAF (throttled) in hidden tabs; one driver keeps hidden paints on one cadence.
+      if (rafId !== null) { cancelAnimationFrame(rafId); rafId = null; }
     } else if (doc.visibilityState !== "hidden" && timerId !== null) {
       clearInterval(timerId);
       timerId = null;
