@@ -155,6 +155,25 @@ def pairwise(entry: Mapping[str, Any]):
     return fig
 
 
+def pairwise_strata(entry: Mapping[str, Any]):
+    """One Thurstone scale per stratum (e.g. per arrival pattern), side by side on a shared JOD axis."""
+    strata = [st for st in entry["by_stratum"] if st.get("thurstone")]
+    fig, axes = plt.subplots(1, len(strata), figsize=(2.6 * len(strata) + 1, 3), sharex=True, squeeze=False)
+    for ax, st in zip(axes[0], strata):
+        rows = st["thurstone"]
+        vals = [r["jod"] for r in rows]
+        ax.errorbar(vals, np.arange(len(rows)), fmt="o", capsize=3,
+                    xerr=_ci_err(vals, [r["ci_low"] for r in rows], [r["ci_high"] for r in rows]))
+        ax.set_yticks(np.arange(len(rows)), [r["condition"] for r in rows])
+        ax.axvline(0, color="grey", linewidth=0.5)
+        ax.invert_yaxis()
+        ax.set_title(str(st["stratum"]), fontsize=8)
+        ax.set_xlabel("JOD")
+    fig.suptitle(_title("Pairwise scale per stratum", entry["block"]))
+    fig.tight_layout()
+    return fig
+
+
 def predictors(entry: Mapping[str, Any]):
     """Mean response per stimulus against the best-ranked metrics."""
     points = entry.get("points") or {}
@@ -205,6 +224,9 @@ def figures(results: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
     for entry in results.get("pairwise") or []:
         if entry.get("thurstone") or entry.get("bradley_terry"):
             yield f"pairwise-{_safe(entry['block'])}", f"Pairwise scale, block {entry['block']}", pairwise(entry)
+        if any(st.get("thurstone") for st in entry.get("by_stratum") or []):
+            yield (f"pairwise-strata-{_safe(entry['block'])}", f"Pairwise scale per stratum, block {entry['block']}",
+                   pairwise_strata(entry))
     for entry in results.get("predictors") or []:
         if entry.get("points"):
             yield (f"predictors-{_safe(entry['kind'])}", f"Metric vs. response ({entry['kind']})",

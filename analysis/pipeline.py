@@ -730,6 +730,8 @@ def stage_pairwise(df: pd.DataFrame, spec: Mapping | None, options: Options,
                     entry[method] = jsonable(table)
                 except (PairwiseError, ValueError, ImportError) as exc:
                     entry["warnings"].append(f"{method}: {exc}")
+        if data["stratum"].nunique() > 1:
+            entry["by_stratum"] = _stratum_scales(data, options, entry["warnings"])
         for metric in ("tokens_per_s", "chars_per_s", "ttft_ms"):
             ca, cb = f"a_{metric}", f"b_{metric}"
             if ca not in g.columns or cb not in g.columns:
@@ -751,6 +753,27 @@ def stage_pairwise(df: pd.DataFrame, spec: Mapping | None, options: Options,
             entry["pse_jnd"] = d
             break
         out.append(entry)
+    return out
+
+
+def _stratum_scales(data: pd.DataFrame, options: Options, warnings: list[str]) -> list[dict]:
+    """A Thurstone scale of the compared levels within each stratum (each combination of the block's other
+    factors, e.g. per arrival pattern): where the ranking depends on the stratum, the pooled scale hides it."""
+    from analysis.pairwise import PairwiseError, scale
+
+    out = []
+    for stratum, h in data.groupby("stratum", sort=True):
+        conditions = sorted(set(h["a"]) | set(h["b"]))
+        item: dict[str, Any] = {"stratum": stratum, "n_trials": int(len(h)),
+                                "n_participants": int(h["participant"].nunique())}
+        if len(conditions) >= 2:
+            try:
+                item["thurstone"] = jsonable(scale(h[["participant", "a", "b", "winner"]], method="thurstone",
+                                                   conditions=conditions, n_boot=options.n_boot, ci=options.ci,
+                                                   seed=options.seed))
+            except (PairwiseError, ValueError) as exc:
+                warnings.append(f"thurstone ({stratum}): {exc}")
+        out.append(item)
     return out
 
 

@@ -8,24 +8,28 @@ count), and ``parse(to_params(c)).config == c`` for every valid ``c``: a URL res
 ``variant_stream`` turns a variant into a ``Stream``, deterministically: a synthetic source (a bundled text or a
 custom text) is synthesised with the variant's tokenizer and timing; a recorded stream (an imported trace or a
 stored stimulus) is transformed (set TTFT, rescale the rate, inject stalls). Every variant uses the same seed, so
-variants differing in one setting share their random draws. No Django import.
+variants differing in one setting share their random draws. A variant may name an arrival pattern
+(``playback.arrivals``): its timing then replaces the variant's rate, jitter, stalls and bursts (a TTFT given
+still applies), and a text-kind pattern (CJK, code block, blob) plays its own sample text with its tokenizer in
+that variant. Patterns time text sources only. No Django import.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
 
-from playback import synth, texts, tokenizers, transforms
+from playback import arrivals, synth, texts, tokenizers, transforms
 from playback.stream import Stream, StreamMeta
 from playback.timing import TimingSpec
 
 SOURCE_KINDS = ("demo", "synthetic", "trace", "stimulus")
 RECORDED_KINDS = ("trace", "stimulus")
-STRATEGIES = ("token", "batch", "word", "line", "sentence", "smooth", "fade")
+STRATEGIES = ("token", "batch", "word", "line", "sentence", "smooth", "fade", "ai-sdk-smooth", "chat-ui-smooth",
+              "accelerating", "typewriter")
 INDICATORS = ("none", "spinner", "dots", "shimmer", "progress", "elapsed", "reasoning", "reasoning-collapsed")
 MODES = ("prefetch", "live")
 JITTERS = ("none", "gamma", "lognormal")
@@ -70,9 +74,13 @@ class Variant:
     batch_ms: float = 20.0
     indicator: str = "dots"
     mode: str = "prefetch"
+    arrival: str = ""
 
     def timing(self) -> TimingSpec:
-        """The synthetic timing model of this variant."""
+        """The synthetic timing model of this variant (its arrival pattern's, when it names one)."""
+        if self.arrival:
+            spec = arrivals.get(self.arrival).timing
+            return spec if self.ttft_ms is None else replace(spec, ttft_ms=self.ttft_ms)
         return TimingSpec(
             ttft_ms=DEFAULT_TTFT_MS if self.ttft_ms is None else self.ttft_ms,
             rate=DEFAULT_RATE if self.rate is None else self.rate,
@@ -117,7 +125,7 @@ class ParseResult:
 VARIANT_KEYS: dict[str, str] = {
     "rate": "rate", "ttft_ms": "ttft", "jitter": "jitter", "jitter_cv": "cv", "stall_rate": "stalls",
     "stall_ms": "stall_ms", "burst": "burst", "tokenizer": "tok", "render": "render", "batch_ms": "batch_ms",
-    "indicator": "ind", "mode": "mode",
+    "indicator": "ind", "mode": "mode", "arrival": "arrival",
 }
 GLOBAL_KEYS = ("src", "name", "text", "id", "seed", "n")
 
@@ -252,6 +260,7 @@ def _variant(r: _Reader, letter: str) -> Variant:
         batch_ms=r.number(k["batch_ms"], d.batch_ms, minimum=0, strict=True, maximum=10_000),
         indicator=r.choice(k["indicator"], d.indicator, INDICATORS),
         mode=r.choice(k["mode"], d.mode, MODES),
+        arrival=r.choice(k["arrival"], d.arrival, arrivals.names()),
     )
 
 
@@ -288,8 +297,14 @@ def variant_stream(variant: Variant, *, seed: int, text: str | None = None, stre
     if (text is None) == (stream is None):
         raise ValueError("give exactly one of text (synthetic) or stream (recorded)")
     if text is not None:
-        return synth.synthesize(text, variant.tokenizer, variant.timing(), seed=seed,
-                                meta=StreamMeta(language=language))
+        tokenizer = variant.tokenizer
+        if variant.arrival and arrivals.get(variant.arrival).kind == "text":
+            pattern = arrivals.get(variant.arrival)
+            (language, text), tokenizer = texts.bundled_texts()[pattern.text], pattern.tokenizer
+        return synth.synthesize(text, tokenizer, variant.timing(), seed=seed, meta=StreamMeta(language=language))
+    if variant.arrival:
+        raise ValueError(f"arrival: the pattern {variant.arrival!r} times a text source; a trace or stimulus keeps "
+                         "its recorded arrivals")
     out = stream
     if variant.ttft_ms is not None:
         out = transforms.set_ttft(out, variant.ttft_ms, clamp=True)
@@ -321,10 +336,15 @@ def variant_spec(config: Config, index: int) -> dict[str, Any]:
     else:
         spec = {"kind": "synthetic", "tokenizer": variant.tokenizer, "timing": variant.timing().to_dict(),
                 "seed": config.seed}
-        if source.kind == "demo":
+        pattern = arrivals.get(variant.arrival) if variant.arrival else None
+        if pattern is not None and pattern.kind == "text":
+            spec.update(text=pattern.text, tokenizer=pattern.tokenizer)
+        elif source.kind == "demo":
             spec["text"] = source.name
         else:
             spec["custom_text"] = source.text
+        if pattern is not None:
+            spec["arrival"] = pattern.name
     spec["presentation"] = variant.presentation()
     spec["playground"] = {"query": to_query(config), "variant": LETTERS[index]}
     return spec

@@ -22,6 +22,12 @@ The timing model, precisely (times in ms from the request start):
 6. **Stalls.** Over the (warped) generation time T, stalls arrive as a Poisson process of
    ``stall_rate_per_s`` per second: their count is Poisson(rate·T), their positions uniform on (0, T). A
    stall at p delays every piece after p by its duration, drawn from ``stall_dist`` with mean ``stall_ms``.
+   With ``stall_count`` n instead, exactly n stalls are placed the same way (positions uniform on (0, T)).
+7. **Pauses.** With ``pause_every_ms`` E and ``pause_ms`` P, a piece at (stalled) time t after TTFT is delayed
+   by ⌊t / E⌋·P (a piece exactly on a multiple of E comes before that pause): regular keep-alive gaps.
+8. **Flush.** ``flush="interval"``: a buffering proxy releases what it holds at ticks ``flush_ms`` apart
+   (phase uniform on [0, ``flush_ms``) after TTFT), so each piece moves to the first tick at or after it and
+   the first visible piece arrives after ``ttft_ms``. ``flush="end"``: every piece arrives with the last one.
 
 Consequences: with the defaults (no jitter, stalls, bursts or ramp) and a tokens rate, token i is at
 ``ttft_ms + i/rate·1000`` and ``metrics.compute`` reports exactly ``rate`` tokens/s; with a chars rate
@@ -29,11 +35,12 @@ Consequences: with the defaults (no jitter, stalls, bursts or ramp) and a tokens
 long-run rate is ``rate`` but the metric's (N − 1)/(last − TTFT) reads ``rate·(N − 1)/(N − k)``, since the
 first piece already carries k tokens (the same holds for f leading mid-character tokens, with f + 1 for k).
 
-Randomness: ``numpy.random.Generator(PCG64(seed))``, drawn in a fixed order (jitter factors, stall count,
-stall positions, stall durations; a draw is skipped when its feature is off). The same spec, text, tokenizer
-and seed give the same stream bit for bit with a given numpy version (numpy does not promise its
-``Generator`` streams across versions). The stream's ``meta.notes`` gets ``synth:{...}`` (spec, seed and
-tokenizer as compact JSON); ``synth_params`` reads it back. No Django import.
+Randomness: ``numpy.random.Generator(PCG64(seed))``, drawn in a fixed order (jitter factors, stall count, stall
+positions, stall durations, flush phase; a draw is skipped when its feature is off, so specs without the later
+parts give the streams they always gave). The same spec, text, tokenizer and seed give the same stream bit for bit
+with a given numpy version (numpy does not promise its ``Generator`` streams across versions). The stream's
+``meta.notes`` gets ``synth:{...}`` (spec, seed and tokenizer as compact JSON); ``synth_params`` reads it back.
+No Django import.
 """
 
 from __future__ import annotations
@@ -113,11 +120,34 @@ def piece_times(texts: list[str], counts: list[int] | None, timing: TimingSpec, 
             at = np.sort(rng.uniform(0.0, total, count))
             durations = stall_durations(rng, count, timing.stall_ms, timing.stall_dist, timing.stall_cv)
             t = t + stall_delays(t, at, durations)
+    elif timing.stall_count > 0 and t[-1] > 0:
+        at = np.sort(rng.uniform(0.0, float(t[-1]), timing.stall_count))
+        durations = stall_durations(rng, timing.stall_count, timing.stall_ms, timing.stall_dist, timing.stall_cv)
+        t = t + stall_delays(t, at, durations)
+    if timing.pause_every_ms > 0:
+        t = t + pause_delays(t, timing.pause_every_ms, timing.pause_ms)
+    if timing.flush == "interval":
+        t = flush_ticks(t, timing.flush_ms, float(rng.uniform(0.0, timing.flush_ms)))
+    elif timing.flush == "end":
+        t = np.full_like(t, t[-1])
 
     out = np.empty(n)
     out[:first] = timing.ttft_ms
     out[first:] = timing.ttft_ms + t
+    if timing.flush != "none":  # pieces before the first visible one leave the proxy with it
+        out[:first] = out[first]
     return out
+
+
+def pause_delays(times: np.ndarray, every_ms: float, pause_ms: float) -> np.ndarray:
+    """Delay of each time (ms after TTFT): one ``pause_ms`` per whole ``every_ms`` strictly before it."""
+    return np.maximum(np.ceil(times / every_ms) - 1.0, 0.0) * pause_ms
+
+
+def flush_ticks(times: np.ndarray, flush_ms: float, phase_ms: float) -> np.ndarray:
+    """Each time (ms after TTFT) moved to the first tick ``phase_ms + k·flush_ms`` (k >= 0) at or after it."""
+    k = np.maximum(np.ceil((times - phase_ms) / flush_ms), 0.0)
+    return phase_ms + k * flush_ms
 
 
 def _char_weights(lens: np.ndarray, visible: np.ndarray) -> np.ndarray:

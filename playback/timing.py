@@ -14,7 +14,16 @@ validate timing conditions without touching numpy. The precise meaning of every 
   lognormal);
 - ``burst_size``: k tokens released together in one piece (speculative decoding, network coalescing);
 - ``ramp_ms`` / ``ramp_start_fraction``: the rate ramps linearly from ``ramp_start_fraction × rate`` to
-  ``rate`` over the first ``ramp_ms`` after TTFT.
+  ``rate`` over the first ``ramp_ms`` after TTFT;
+- ``stall_count``: exactly that many stalls (positions uniform, durations as above), for a stream that must
+  stall however short it is (instead of the Poisson ``stall_rate_per_s``);
+- ``pause_every_ms`` / ``pause_ms``: a regular pause of ``pause_ms`` after every ``pause_every_ms`` of
+  generation (an upstream that goes quiet while a proxy keeps the connection alive: keep-alive gaps);
+- ``flush`` ("none" | "interval" | "end") with ``flush_ms``: what a buffering proxy delivers, the pieces
+  released in bursts at ticks ``flush_ms`` apart, or all at once when the answer is complete.
+
+Named, realistic combinations of these (steady API, fast dump, proxy bursts, ...) are in
+``playback.arrivals``.
 
 Defaults are a constant rate: no jitter, no stalls, no bursts, no ramp. ``spec_from_seed`` turns an importer's
 summary ``TimingSeed`` into a spec. No numpy, no Django.
@@ -32,10 +41,12 @@ from playback.importers.base import TimingSeed
 RateUnit = Literal["tokens", "chars"]
 Jitter = Literal["none", "gamma", "lognormal"]
 StallDist = Literal["fixed", "exponential", "lognormal"]
+Flush = Literal["none", "interval", "end"]
 
 RATE_UNITS: tuple[str, ...] = ("tokens", "chars")
 JITTERS: tuple[str, ...] = ("none", "gamma", "lognormal")
 STALL_DISTS: tuple[str, ...] = ("fixed", "exponential", "lognormal")
+FLUSHES: tuple[str, ...] = ("none", "interval", "end")
 _FLOAT_FIELDS = (
     "ttft_ms",
     "rate",
@@ -45,6 +56,9 @@ _FLOAT_FIELDS = (
     "stall_cv",
     "ramp_ms",
     "ramp_start_fraction",
+    "pause_every_ms",
+    "pause_ms",
+    "flush_ms",
 )
 
 
@@ -73,6 +87,11 @@ class TimingSpec:
     burst_size: int = 1
     ramp_ms: float = 0.0
     ramp_start_fraction: float = 0.5
+    stall_count: int = 0
+    pause_every_ms: float = 0.0
+    pause_ms: float = 0.0
+    flush: Flush = "none"
+    flush_ms: float = 0.0
 
     def __post_init__(self) -> None:
         self.validate()
@@ -87,8 +106,11 @@ class TimingSpec:
         _choice("rate_unit", self.rate_unit, RATE_UNITS)
         _choice("jitter", self.jitter, JITTERS)
         _choice("stall_dist", self.stall_dist, STALL_DISTS)
-        if isinstance(self.burst_size, bool) or not isinstance(self.burst_size, int):
-            raise TimingSpecError("burst_size", f"must be an integer, got {self.burst_size!r}")
+        _choice("flush", self.flush, FLUSHES)
+        for name in ("burst_size", "stall_count"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TimingSpecError(name, f"must be an integer, got {value!r}")
 
         if self.ttft_ms < 0:
             raise TimingSpecError("ttft_ms", f"must be >= 0, got {self.ttft_ms}")
@@ -116,12 +138,29 @@ class TimingSpec:
             raise TimingSpecError("ramp_ms", f"must be >= 0, got {self.ramp_ms}")
         if not 0 < self.ramp_start_fraction <= 1:
             raise TimingSpecError("ramp_start_fraction", f"must be in (0, 1], got {self.ramp_start_fraction}")
+        if self.stall_count < 0:
+            raise TimingSpecError("stall_count", f"must be >= 0, got {self.stall_count}")
+        if self.stall_count > 0 and self.stall_rate_per_s > 0:
+            raise TimingSpecError("stall_count", "give either stall_count (exact) or stall_rate_per_s (Poisson)")
+        if self.stall_count > 0 and self.stall_ms == 0:
+            raise TimingSpecError("stall_ms", "must be > 0 when stall_count > 0")
+        for name in ("pause_every_ms", "pause_ms", "flush_ms"):
+            if getattr(self, name) < 0:
+                raise TimingSpecError(name, f"must be >= 0, got {getattr(self, name)}")
+        if (self.pause_every_ms > 0) != (self.pause_ms > 0):
+            raise TimingSpecError("pause_ms" if self.pause_every_ms > 0 else "pause_every_ms",
+                                  "pause_every_ms and pause_ms are given together (both > 0) or not at all")
+        if self.flush == "interval" and self.flush_ms <= 0:
+            raise TimingSpecError("flush_ms", "must be > 0 when flush is 'interval'")
+        if self.flush != "interval" and self.flush_ms != 0:
+            raise TimingSpecError("flush_ms", f"is only used with flush 'interval'; must be 0 for {self.flush!r}")
 
     # --- derived -----------------------------------------------------------------------------------
     @property
     def is_constant(self) -> bool:
-        """True when tokens come at exactly the constant rate (no jitter, stalls, bursts or ramp)."""
-        return self.jitter_cv == 0 and self.stall_rate_per_s == 0 and self.burst_size == 1 and self.ramp_ms == 0
+        """True when tokens come at exactly the constant rate (no jitter, stalls, bursts, ramp, pauses or flush)."""
+        return (self.jitter_cv == 0 and self.stall_rate_per_s == 0 and self.burst_size == 1 and self.ramp_ms == 0
+                and self.stall_count == 0 and self.pause_every_ms == 0 and self.flush == "none")
 
     # --- serialisation -----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

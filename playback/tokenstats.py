@@ -46,12 +46,15 @@ def granularity(
     texts: Mapping[str, tuple[str, str]] | None = None,
     tokens_per_second: float = 50.0,
 ) -> list[GranularityRow]:
-    """One row per (tokenizer, language), over ``texts`` (``{name: (language, text)}``, default bundled).
+    """One row per (tokenizer, language), over ``texts`` (``{name: (language, text)}``, default: the bundled
+    prose texts, ``chat`` and ``long``; the arrival patterns' ``sample`` texts, a code block and a base64 blob,
+    would skew a language's figures).
 
     ``tokenizer_names`` defaults to every tokenizer available on this machine, in registry order.
     """
     names = list(tokenizer_names) if tokenizer_names is not None else tokenizers.available()
-    texts = bundled_texts() if texts is None else texts
+    if texts is None:
+        texts = {name: value for name, value in bundled_texts().items() if "-sample-" not in name}
     by_language: dict[str, list[str]] = {}
     for language, text in texts.values():
         by_language.setdefault(language, []).append(text)

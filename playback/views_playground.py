@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from pacelab.tokens import token_shaped
-from playback import metrics, playground, selectors, services, texts, tokenizers
+from playback import arrivals, metrics, playground, selectors, services, texts, tokenizers
 from playback.models_delivery import Playback
 from playback.services_delivery import playback_create, playback_fidelity
 from playback.stream import Stream
@@ -143,6 +143,7 @@ def playground_page(request: HttpRequest) -> HttpResponse:
         "indicators": playground.INDICATORS,
         "modes": playground.MODES,
         "jitters": playground.JITTERS,
+        "arrival_patterns": [(p.name, p.kind) for p in arrivals.PATTERNS.values()],
         "source_kinds": playground.SOURCE_KINDS,
         "page_data": {"variants": [_js_variant(i) for i in items], "strings": _strings(),
                       "urls": {"playbacks": reverse("playground:playbacks"),

@@ -1,10 +1,12 @@
 """The experimental design of a study file: parameters → conditions → groups → each participant's trial plan.
 
-A *parameter set* (stimulus, text, trace, tokenizer, seed, max_chars, every ``TimingSpec`` field, strategy,
-indicator, delivery and their options) appears in stimuli, factor levels, conditions and explicit trials. A
-condition's concrete ``StimulusSpec`` is built in layers: defaults, the study's ``render``, the named stimulus
-(the last layer that names one), then each layer's own keys in order (block ``set``, factor levels, trial).
-Every key remembers the path that set it, so an invalid combination is reported where it was written.
+A *parameter set* (stimulus, text, trace, tokenizer, seed, max_chars, every ``TimingSpec`` field, an ``arrival``
+pattern, strategy, indicator, delivery and their options) appears in stimuli, factor levels, conditions and
+explicit trials. A condition's concrete ``StimulusSpec`` is built in layers: defaults, the study's ``render``, the
+named stimulus (the last layer that names one), then each layer's own keys in order (block ``set``, factor levels,
+trial). Every key remembers the path that set it, so an invalid combination is reported where it was written.
+``arrival: <pattern>`` (``playback.arrivals``) stands for the pattern's whole timing model (and, for a text kind,
+its text and tokenizer), set where it is written: keys beside it in the same layer and later layers override it.
 
 ``participant_plan(design, seed, group)`` is deterministic: the same study, seed, group and row give the same
 blocks, trials, orders and A/B sides. ``trial_streams`` synthesises a trial's streams via ``playback.synth``
@@ -23,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from playback import synth, texts, transforms
+from playback import arrivals, synth, texts, transforms
 from playback.stream import Stream, StreamMeta
 from playback.timing import TimingSpec, TimingSpecError
 from studyapp import counterbalance, textcut
@@ -31,7 +33,8 @@ from studyapp import counterbalance, textcut
 TIMING_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(TimingSpec))
 RENDER_KEYS = ("strategy", "strategy_options", "indicator", "indicator_options", "delivery")
 SOURCE_KEYS = ("stimulus", "text", "trace", "tokenizer", "seed", "max_chars")
-PARAM_KEYS: tuple[str, ...] = SOURCE_KEYS + TIMING_FIELDS + RENDER_KEYS
+ARRIVAL_KEY = "arrival"
+PARAM_KEYS: tuple[str, ...] = SOURCE_KEYS + TIMING_FIELDS + (ARRIVAL_KEY,) + RENDER_KEYS
 TRACE_TIMING = ("ttft_ms", "rate")  # the timing fields a recorded trace can be re-timed to
 DEFAULTS: dict[str, Any] = {"seed": 0, "strategy": "token", "strategy_options": {}, "indicator": "none",
                             "indicator_options": {}, "delivery": "prefetch"}
@@ -221,16 +224,32 @@ def resolve(study: dict, layers: Sequence[Layer]) -> tuple[dict[str, Any], dict[
         stimuli = study.get("stimuli") or {}
         if name not in stimuli:
             raise DesignError(path, f"unknown stimulus {name!r}; defined: {', '.join(stimuli) or 'none'}")
-        for key, value in stimuli[name].items():
+        stim = stimuli[name]
+        if ARRIVAL_KEY in stim:
+            _arrival(params, where, stim[ARRIVAL_KEY], f"stimuli.{name}.{ARRIVAL_KEY}")
+        for key, value in stim.items():
             params[key], where[key] = value, f"stimuli.{name}.{key}"
         where["stimulus"] = path
     for values, prefix in layers:
+        if ARRIVAL_KEY in values:
+            at = prefix if _LEVEL_PATH.search(prefix) else f"{prefix}.{ARRIVAL_KEY}"
+            _arrival(params, where, values[ARRIVAL_KEY], at)
         for key, value in values.items():
             if key == "stimulus":
                 continue
             params[key] = value
             where[key] = prefix if _LEVEL_PATH.search(prefix) else f"{prefix}.{key}"
     return params, where
+
+
+def _arrival(params: dict[str, Any], where: dict[str, str], name: Any, path: str) -> None:
+    """Expand ``arrival: name`` into the pattern's parameters, each remembered as set at ``path``."""
+    try:
+        pattern = arrivals.get(name)
+    except arrivals.UnknownPattern as exc:
+        raise DesignError(path, str(exc)) from None
+    for key, value in pattern.study_params().items():
+        params[key], where[key] = value, path
 
 
 _LEVEL_PATH = re.compile(r"\.levels\[\d+\]$")  # a plain level: the path names the level itself
@@ -263,6 +282,9 @@ def stimulus_spec(params: Mapping[str, Any], where: Mapping[str, str], language:
                               f"unknown tokenizer {tokenizer!r}; known: {', '.join(tokenizers.names())}")
     else:
         tokenizer = None
+        if ARRIVAL_KEY in params:
+            raise DesignError(where[ARRIVAL_KEY], "an arrival pattern times a text stimulus; a trace keeps its "
+                              "recorded arrivals (only ttft_ms and rate re-time it)")
         for key in ("tokenizer", "max_chars", *(f for f in TIMING_FIELDS if f not in TRACE_TIMING)):
             if key in params:
                 raise DesignError(where[key], f"does not apply to a trace stimulus (only {', '.join(TRACE_TIMING)})")

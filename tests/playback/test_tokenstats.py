@@ -22,7 +22,9 @@ def test_bundled_texts_cover_both_languages_at_chat_and_long_length():
 def test_bundled_text_lengths_match_their_kind():
     for name, (language, text) in bundled_texts().items():
         size = count_words(text) if language == "en" else len(CJK_CHAR.findall(text))
-        if "-chat-" in name:
+        if "-sample-" in name:  # an arrival pattern's sample: short, of one kind (code, blob)
+            assert 20 <= len(text) <= 1500, name
+        elif "-chat-" in name:
             assert (80 if language == "en" else 150) <= size <= (150 if language == "en" else 300), name
         else:
             assert size >= (600 if language == "en" else 1000), name
