@@ -29,9 +29,10 @@ def written(results, tmp_path_factory):
 def test_every_analysis_gets_a_figure_in_three_formats(written):
     out, made = written
     names = [f["name"] for f in made]
-    # no predictors-rating: the simulated rating streams share every metric, so there is nothing to plot
+    # no predictors-rating: the simulated rating streams share every metric, so there is nothing to plot;
+    # the tokenizer pairs are compared within two passages, so they are also scaled per passage (stratum)
     assert names == ["psychometric-acceptability", "thresholds-acceptability", "mos-ratings",
-                     "pairwise-tokenizers", "predictors-yes-no", "fidelity"]
+                     "pairwise-tokenizers", "pairwise-strata-tokenizers", "predictors-yes-no", "fidelity"]
     for fig in made:
         assert fig["files"] == [f"{fig['name']}.svg", f"{fig['name']}.png", f"{fig['name']}.pdf"]
         assert (out / f"{fig['name']}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

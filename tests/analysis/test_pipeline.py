@@ -93,6 +93,25 @@ def test_pairwise_scales_the_compared_factor_and_finds_qwen_preferred(results):
     assert entry["pse_jnd"]["metric"] == "chars_per_s"
 
 
+def test_pairwise_also_scales_the_compared_factor_within_each_level_of_the_blocks_other_factors(results):
+    entry = results[0]["pairwise"][0]
+    strata = {st["stratum"]: st for st in entry["by_stratum"]}
+    assert set(strata) == {s["stratum"] for s in entry["preferences"]} and len(strata) >= 2
+    assert sum(st["n_trials"] for st in strata.values()) == entry["n_trials"]
+    for st in strata.values():
+        jod = {r["condition"]: r["jod"] for r in st["thurstone"]}
+        assert set(jod) == {"cl100k_base", "qwen3.6"} and jod["cl100k_base"] == 0
+        assert all(r["ci_low"] is not None for r in st["thurstone"])
+
+
+def test_a_2afc_block_without_other_factors_has_no_per_stratum_scales():
+    frame = pd.DataFrame({"participant": ["p1", "p2"] * 6, "block": "pairs", "trial_type": "afc",
+                          "f_strategy": ["token~smooth"] * 12, "response_value": [1, 0, 1, 1, 0, 1] * 2})
+    spec = {"blocks": [{"id": "pairs", "task": {"type": "afc", "compare": "strategy"}}]}
+    entry = pipeline.stage_pairwise(frame, spec, FAST, lambda f: None)[0]
+    assert entry["thurstone"] and "by_stratum" not in entry
+
+
 def test_predictors_rank_the_rate_above_ttft_for_yes_no_answers(results):
     table = next(p for p in results[0]["predictors"] if p["kind"] == "yes/no")["table"]
     ranks = {r["metric"]: r["rank"] for r in table}
