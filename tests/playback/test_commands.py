@@ -1,12 +1,13 @@
 """The researcher commands: import_traces, stream_metrics, synth_stream, tokenizers, load_demo."""
 
 import json
+import re
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from playback import importers, metrics
+from playback import arrivals, importers, metrics, texts
 from playback.models import Stimulus, Trace
 
 JSON_KEYS = {"id", "ttft_ms", "tokens_per_s", "output_tokens", "chars_per_s", "itl_mean_ms", "itl_p95_ms",
@@ -85,6 +86,35 @@ def test_synth_stream_can_save_a_named_stimulus():
         "--save-as", "tea")
     stim = Stimulus.objects.get(name="tea")
     assert stim.spec["tokenizer"] == "qwen3.6" and stim.metrics["tokens_per_s"] == pytest.approx(30.0)
+
+
+def test_synth_stream_takes_a_named_arrival_pattern_with_its_sample_text(tmp_path):
+    run("synth_stream", "--arrival", "dump-at-end", "--seed", "2", "--out", str(tmp_path / "d.jsonl"))
+    stream = importers.load(tmp_path / "d.jsonl").streams[0]
+    assert "".join(p.text for p in stream.pieces) == texts.bundled_text("en-chat-coffee")
+    assert len({p.t_ms for p in stream.pieces}) == 1  # everything in the final arrival
+    run("synth_stream", "--arrival", "proxy-bursts", "--text", "zh-chat-tea", "--tokenizer", "qwen3.6",
+        "--ttft", "900", "--out", str(tmp_path / "b.jsonl"))
+    bursts = importers.load(tmp_path / "b.jsonl").streams[0]
+    assert bursts.meta.tokenizer == "qwen3.6" and bursts.pieces[0].t_ms >= 900
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--arrival", "bursty"], "--arrival: unknown arrival pattern 'bursty'; known: steady-api"),
+    (["--arrival", "steady-api", "--rate", "30", "--jitter-cv", "0.2"], "--rate, --jitter-cv: the arrival pattern"),
+    (["--text", "en-chat-coffee", "--tokenizer", "word", "--ttft", "0"], "--rate: required (or give --arrival"),
+])
+def test_synth_stream_names_the_flag_that_is_wrong_with_an_arrival_pattern(args, message):
+    with pytest.raises(CommandError, match=re.escape(message)):
+        run("synth_stream", *args)
+
+
+def test_arrival_patterns_lists_every_pattern_and_plots_their_arrivals(tmp_path):
+    rows = json.loads(run("arrival_patterns", "--json"))
+    assert [r["name"] for r in rows] == arrivals.names()
+    assert next(r for r in rows if r["name"] == "long-stalls")["stall_count"] == 2
+    out = run("arrival_patterns", "--plot", str(tmp_path / "a.png"))
+    assert "proxy-bursts" in out and (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_tokenizers_prints_chars_per_second_at_50_tokens_per_second_for_each_tokenizer():
