@@ -49,3 +49,23 @@ def test_the_saved_spec_names_the_pattern_and_reproduces_the_stream():
     assert code["arrival"] == "code-block" and code["text"] == "en-sample-code" and code["tokenizer"] == "cl100k_base"
     assert gaps["arrival"] == "keepalive-gaps" and gaps["text"] == "en-chat-sleep"
     assert gaps["timing"] == arrivals.get("keepalive-gaps").timing.to_dict()
+
+
+@pytest.mark.django_db
+def test_the_page_offers_every_pattern_and_plays_a_text_kind_with_its_own_text(client, django_user_model):
+    from playback.models_delivery import Playback
+    from playback.stream import Stream
+
+    designer = django_user_model.objects.create_user("arrivals-designer", password="pw-designer-1")
+    client.force_login(designer)
+    query = playground.to_query(playground.parse({"src": "demo", "a.arrival": "proxy-bursts",
+                                                  "b.arrival": "cjk"}).config)
+    response = client.get(f"/playground/?{query}")
+    assert response.status_code == 200
+    page = response.content.decode()
+    for name in arrivals.names():
+        assert f'<option value="{name}"' in page
+    assert 'name="a.arrival"' in page and "· proxy-bursts</span>" in page
+    a, b = (Stream.from_obj(p.stream) for p in Playback.objects.filter(owner=designer).order_by("pk"))
+    assert len({p.t_ms for p in a.pieces}) < len(a.pieces) / 5  # bursts: many pieces per arrival
+    assert "".join(p.text for p in b.pieces) == texts.bundled_text("zh-chat-tea")
