@@ -155,7 +155,8 @@ _STIMULUS = {c.name: c for c in STIMULUS}
 
 # the unit of a parameter a factor sets (``sets: ttft_ms`` or every level's ``set: {ttft_ms: ...}``)
 PARAMETER_UNITS = {"ttft_ms": "ms", "stall_ms": "ms", "ramp_ms": "ms", "stall_rate_per_s": "1/s", "jitter_cv": "ratio",
-                   "stall_cv": "ratio", "ramp_start_fraction": "ratio", "burst_size": "tokens", "max_chars": "chars"}
+                   "stall_cv": "ratio", "ramp_start_fraction": "ratio", "burst_size": "tokens", "max_chars": "chars",
+                   "stall_count": "stalls", "pause_every_ms": "ms", "pause_ms": "ms", "flush_ms": "ms"}
 
 
 def _rate_units(node: Any) -> set[str]:
