@@ -285,6 +285,7 @@ export function createClient(options) {
         hidden: hiddenAt.get(f.painted_ms) ?? document.visibilityState === "hidden",
       };
       if (client.mode === "live" && Number.isFinite(sentMs.get(f.seq))) entry.sent_ms = sentMs.get(f.seq);
+      if (Number.isFinite(f.design_ms)) entry.design_ms = f.design_ms; // the strategy's intended paint time
       out.push(entry);
     }
     return out;
