@@ -9,7 +9,8 @@
 // The arrival-rate estimate: every arrival adds its characters to a sum that decays as exp(-dt / tau); the
 // rate is that sum over the decayed window tau * (1 - exp(-elapsed / tau)) (elapsed since the first arrival,
 // at least `minWindowMs`), which is unbiased from the first arrival on. PaceLab's choices where the
-// description gives no number: floor 20 chars/s, minWindowMs 50.
+// description gives no number: floor 20 chars/s, minWindowMs 250 (so a first small chunk
+// reads as a slow stream and is painted at once).
 
 export function createStrategy(sink, opts = {}) {
   const tau = opts.tauMs ?? 1000;
@@ -17,7 +18,7 @@ export function createStrategy(sink, opts = {}) {
   const maxBufferedMs = opts.maxBufferedMs ?? 400;
   const floor = (opts.floorCharsPerSec ?? 20) / 1000; // chars/ms
   const flushChars = opts.flushChars ?? 64;
-  const minWindowMs = opts.minWindowMs ?? 50;
+  const minWindowMs = opts.minWindowMs ?? 250;
   const seg = new Intl.Segmenter(opts.locale, { granularity: "word" });
 
   let text = ""; // pending text (UTF-16) and the arrival time of each of its code units
