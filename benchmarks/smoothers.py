@@ -5,7 +5,8 @@
 
 Per arrival pattern (tests/browser/arrival_patterns.py; a name added there is benchmarked by name) one page
 plays every strategy side by side in the real player (plain text, no indicator), each with its default options
-(batch 20 ms); the numbers come from the player's own paint log, per character:
+(batch 20 ms), plus ``ai-sdk/segment``, the AI SDK preset chunking by Intl.Segmenter words. The numbers come
+from the player's own paint log, per character:
 
 - ``delay p50/p95/max``: painted − arrived (ms), painted being the moment the text entered the DOM (the later
   of the frame start and the DOM write, issue 43 item 4);
@@ -38,8 +39,13 @@ from staticserver import StaticServer  # noqa: E402
 
 from playback.metrics import percentile  # noqa: E402
 
-STRATEGIES = ["token", "batch", "word", "line", "sentence", "smooth", "fade",
-              "ai-sdk-smooth", "chat-ui-smooth", "accelerating", "typewriter"]
+# A row is a strategy with its default options, or a named variant: (strategy, options).
+VARIANTS: dict[str, tuple[str, dict]] = {
+    **{s: (s, {}) for s in ("token", "batch", "word", "line", "sentence", "smooth", "fade", "ai-sdk-smooth")},
+    "ai-sdk/segment": ("ai-sdk-smooth", {"chunking": "segmenter"}),  # the AI SDK's advice for CJK
+    **{s: (s, {}) for s in ("chat-ui-smooth", "accelerating", "typewriter")},
+}
+STRATEGIES = list(VARIANTS)
 
 
 def units(text: str) -> int:
@@ -79,7 +85,8 @@ def run_pattern(browser, base_url: str, pattern: str, strategies: list[str], see
     frames = build(pattern, seed)
     lang = "zh-hans" if pattern == "cjk" else "en"
     players = [{"id": s, "mode": "prefetch", "schedule": frames,
-                "options": {"strategy": s, "indicator": "none", "lang": lang, "format": "plain"}}
+                "options": {"strategy": VARIANTS[s][0], "strategyOptions": VARIANTS[s][1], "indicator": "none",
+                            "lang": lang, "format": "plain"}}
                for s in strategies]
     page = browser.new_page(viewport={"width": 1600, "height": 1000})
     try:
