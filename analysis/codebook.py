@@ -61,7 +61,8 @@ ADAPTIVE = _cols(
 STIMULUS = _cols(
     ("source", "string", "", "bundled text id, or trace id/file/library name, the stream was built from"),
     ("tokenizer", "string", "", "tokenizer that cut the text into tokens (empty for a recorded trace)"),
-    ("strategy", "string", "", "render strategy: token, batch, word, line, smooth, fade"),
+    ("strategy", "string", "", "render strategy: token, batch, word, line, sentence, smooth, fade, ai-sdk-smooth, "
+     "chat-ui-smooth, accelerating, typewriter"),
     ("indicator", "string", "", "waiting indicator shown before the first token"),
     ("delivery", "string", "", "delivery mode: prefetch (browser paces) or live (server paces)"),
     ("rate_unit", "string", "", "what the study's rate counts per second: tokens or chars (a rate factor's unit)"),
