@@ -64,9 +64,9 @@ export function createStrategy(sink, opts = {}) {
   }
 
   return {
-    push(piece) {
+    push(piece, now) {
       buffer += piece.text;
-      bufferAt = piece.at;
+      bufferAt = now === undefined ? piece.at : Math.min(piece.at, now); // live: it may land after the frame began
       cut();
     },
     tick(now) {
