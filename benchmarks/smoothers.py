@@ -3,10 +3,10 @@
     .venv/bin/python benchmarks/smoothers.py                              # every strategy, every pattern
     .venv/bin/python benchmarks/smoothers.py --patterns steady,cjk --strategies token,chat-ui-smooth
 
-Per arrival pattern (tests/browser/arrival_patterns.py; a name added there is benchmarked by name) one page
-plays every strategy side by side in the real player (plain text, no indicator), each with its default options
-(batch 20 ms), plus ``ai-sdk/segment``, the AI SDK preset chunking by Intl.Segmenter words. The numbers come
-from the player's own paint log, per character:
+Per arrival pattern (tests/browser/arrival_patterns.py; a name added there is benchmarked by name) each strategy
+plays alone in a page of the real player (``--together``: all side by side in one page; plain text, no
+indicator), each with its default options (batch 20 ms), plus ``ai-sdk/segment``, the AI SDK preset chunking by
+Intl.Segmenter words. The numbers come from the player's own paint log, per character:
 
 - ``delay p50/p95/max``: painted − arrived (ms), painted being the moment the text entered the DOM (the later
   of the frame start and the DOM write, issue 43 item 4);
@@ -14,7 +14,8 @@ from the player's own paint log, per character:
 - ``cv``: coefficient of variation of the intervals between paints (0 = a metronome), ``ch/paint``: mean
   characters per paint;
 - ``hold``: the longest stretch the screen stood still while arrived text was held back (ms);
-- ``last``: when the last character landed after the last arrival (ms).
+- ``last``: when the last character landed after the last arrival (ms); ``frame``: the median animation-frame
+  interval of the run (a loaded machine draws fewer frames, and every number above carries that).
 
 Debian's Chromium through Playwright; nothing is downloaded. Numbers on a shared machine carry its load
 (printed with the table).
@@ -23,6 +24,7 @@ Debian's Chromium through Playwright; nothing is downloaded. Numbers on a shared
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -57,7 +59,7 @@ def paint_time(p: dict) -> float:
     return max(p["t_ms"], p.get("dom_ms", p["t_ms"]))
 
 
-def measure_one(frames: list[dict], paints: list[dict]) -> dict:
+def measure_one(frames: list[dict], paints: list[dict], frame_ms: float = math.nan) -> dict:
     """The row of one strategy from its schedule (``t_ms``, ``text``) and content paints (``t_ms``, ``text``)."""
     arrived = [f["t_ms"] for f in frames for _ in range(units(f["text"]))]
     painted = [paint_time(p) for p in paints for _ in range(units(p["text"]))]
@@ -70,18 +72,26 @@ def measure_one(frames: list[dict], paints: list[dict]) -> dict:
     cv = statistics.pstdev(gaps) / mean_gap if len(gaps) > 1 and mean_gap > 0 else float("nan")
     # the longest still screen with arrived text not yet shown: from max(previous paint, first held arrival)
     hold, shown = 0.0, 0
-    prev = None
+    prev = -math.inf  # the wait before the first paint is a hold too
     for t, p in zip(times, paints):
-        if prev is not None and shown < len(arrived) and arrived[shown] < t:
+        if shown < len(arrived) and arrived[shown] < t:
             hold = max(hold, t - max(prev, arrived[shown]))
         shown += units(p["text"])
         prev = t
     return {"p50": percentile(delay, 50), "p95": percentile(delay, 95), "max": delay[-1], "ttfp": times[0],
             "cv": cv, "chars": len(arrived) / len(paints), "hold": hold, "last": times[-1] - frames[-1]["t_ms"],
-            "paints": len(paints)}
+            "paints": len(paints), "frame": frame_ms}
 
 
-def run_pattern(browser, base_url: str, pattern: str, strategies: list[str], seed: int) -> dict[str, dict]:
+def run_pattern(browser, base_url: str, pattern: str, strategies: list[str], seed: int, together: bool
+                ) -> dict[str, dict]:
+    """One page per strategy (or, ``together``, one page for all: faster, but each player's DOM write then waits
+    for the players before it in the same animation frame, which favours the first)."""
+    if not together and len(strategies) > 1:
+        out = {}
+        for s in strategies:
+            out.update(run_pattern(browser, base_url, pattern, [s], seed, True))
+        return out
     frames = build(pattern, seed)
     lang = "zh-hans" if pattern == "cjk" else "en"
     players = [{"id": s, "mode": "prefetch", "schedule": frames,
@@ -104,19 +114,20 @@ def run_pattern(browser, base_url: str, pattern: str, strategies: list[str], see
         if r["textContent"] != source:
             raise SystemExit(f"{pattern}/{s}: the page does not show the source text")
         paints = [p for p in r["paints"] if p["channel"] == "content"]
-        out[s] = measure_one(frames, paints)
+        out[s] = measure_one(frames, paints, r["summary"]["frame_interval_ms"])
     return out
 
 
 def table(rows: dict[tuple[str, str], dict], patterns: list[str], strategies: list[str]) -> str:
     head = (f"{'pattern':<10} {'strategy':<15}{'delay p50':>10}{'p95':>8}{'max':>8}{'ttfp':>8}{'cv':>7}"
-            f"{'ch/paint':>9}{'hold':>8}{'last':>8}{'paints':>7}")
+            f"{'ch/paint':>9}{'hold':>8}{'last':>8}{'paints':>7}{'frame':>7}")
     lines = [head, "-" * len(head)]
     for pat in patterns:
         for s in strategies:
             r = rows[(pat, s)]
             lines.append(f"{pat:<10} {s:<15}{r['p50']:>10.0f}{r['p95']:>8.0f}{r['max']:>8.0f}{r['ttfp']:>8.0f}"
-                         f"{r['cv']:>7.2f}{r['chars']:>9.1f}{r['hold']:>8.0f}{r['last']:>8.0f}{r['paints']:>7}")
+                         f"{r['cv']:>7.2f}{r['chars']:>9.1f}{r['hold']:>8.0f}{r['last']:>8.0f}{r['paints']:>7}"
+                         f"{r['frame']:>7.1f}")
         lines.append("")
     return "\n".join(lines).rstrip()
 
@@ -133,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--patterns", default=",".join(PATTERNS), help="comma-separated arrival patterns")
     parser.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated render strategies")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--together", action="store_true",
+                        help="all strategies of a pattern in one page (faster; later players' paints wait longer)")
     args = parser.parse_args(argv)
     patterns = _names(args.patterns, list(PATTERNS), "--patterns", parser)
     strategies = _names(args.strategies, STRATEGIES, "--strategies", parser)
@@ -148,13 +161,14 @@ def main(argv: list[str] | None = None) -> int:
                 chars = sum(len(f["text"]) for f in frames)
                 headers.append(f"  {pat:<10} {PATTERNS[pat].__doc__.strip()} ({chars} chars, first at "
                                f"{frames[0]['t_ms']:.0f} ms, last at {frames[-1]['t_ms']:.0f} ms)")
-                for s, r in run_pattern(browser, base_url, pat, strategies, args.seed).items():
+                for s, r in run_pattern(browser, base_url, pat, strategies, args.seed, args.together).items():
                     rows[(pat, s)] = r
             version = browser.version
         finally:
             browser.close()
     print(f"smoothers: {len(strategies)} strategies x {len(patterns)} arrival patterns in Chromium {version}, "
-          f"default options; ms; load average {load_before:.1f} on {os.cpu_count()} cores; "
+          f"{'all in one page' if args.together else 'one page each'}, default options; ms (frame: the median "
+          f"animation-frame interval); load average {load_before:.1f} on {os.cpu_count()} cores; "
           f"{time.monotonic() - t0:.0f} s")
     print("\n".join(headers))
     print()
