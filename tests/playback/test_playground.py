@@ -83,7 +83,8 @@ def test_only_non_default_variant_fields_are_written():
     ({"a.rate": "0"}, "a.rate: must be a number > 0 and <= 10000, got '0'"),
     ({"b.ttft": "nan"}, "b.ttft: must be a number >= 0 and <= 600000, got 'nan'"),
     ({"n": "5"}, "n: must be a whole number from 2 to 4, got '5'"),
-    ({"a.render": "blink"}, "a.render: must be one of token, batch, word, line, sentence, smooth, fade; got 'blink'"),
+    ({"a.render": "blink"}, "a.render: must be one of token, batch, word, line, sentence, smooth, fade, "
+                               "ai-sdk-smooth, chat-ui-smooth, accelerating, typewriter; got 'blink'"),
     ({"a.tok": "gpt9"}, "a.tok: must be one of"),
     ({"b.cv": "0.5"}, "b.cv: must be 0 when the jitter is none (choose gamma or lognormal)"),
     ({"src": "trace"}, "id: a trace source needs the trace's id"),
