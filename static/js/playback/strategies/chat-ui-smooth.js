@@ -43,12 +43,15 @@ export function createStrategy(sink, opts = {}) {
     return sum / (tau * (1 - Math.exp(-elapsed / tau)));
   }
 
-  /** Length of the pending text made of complete words (plus 64-char runs of boundary-less text). */
-  function completeLength() {
-    if (ended) return text.length;
-    let cut = 0;
-    for (const s of seg.segment(text)) if (s.isWordLike && s.index > 0) cut = s.index; // a word starts here
-    return cut + Math.floor((text.length - cut) / flushChars) * flushChars; // boundary-less runs of 64
+  /** Where pending text may be cut, ascending: the start of every word after the first, every 64 characters
+   * of boundary-less text after the last such start, and (once the stream ended) the end. */
+  function cuts() {
+    const out = [];
+    for (const s of seg.segment(text)) if (s.isWordLike && s.index > 0) out.push(s.index); // a word starts here
+    const last = out.length ? out[out.length - 1] : 0;
+    for (let c = last + flushChars; c <= text.length; c += flushChars) out.push(c);
+    if (ended && out[out.length - 1] !== text.length) out.push(text.length);
+    return out;
   }
 
   function releaseUpTo(n) {
@@ -77,15 +80,11 @@ export function createStrategy(sink, opts = {}) {
       const speed = headroom * rate(now);
       if (speed < floor) { credit = 0; return releaseUpTo(text.length); } // slower than the floor: paint at once
       credit = Math.min(text.length, credit + speed * dt);
-      // whole words while the speed allows
-      const complete = completeLength();
+      // whole words (each with what follows it up to the next word) while the speed allows
       let n = 0;
-      if (complete > 0) {
-        for (const s of seg.segment(text.slice(0, complete))) {
-          const end = s.index + s.segment.length;
-          if (end > credit) break;
-          n = end;
-        }
+      for (const c of cuts()) {
+        if (c > credit) break;
+        n = c;
       }
       // the deadline: what would be held past maxBufferedMs by the next frame goes now, cut or not
       const horizon = now + Math.max(dt, 1) - maxBufferedMs;
