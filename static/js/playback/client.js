@@ -272,7 +272,10 @@ export function createClient(options) {
 
   // --- paint batches ---------------------------------------------------------------------------
   function entriesOf(batch) {
-    for (const p of batch.paints || []) hiddenAt.set(p.t_ms, p.hidden);
+    for (const p of batch.paints || []) { // a frame's painted_ms is its paint's DOM moment (or frame start)
+      hiddenAt.set(p.t_ms, p.hidden);
+      if (p.dom_ms !== undefined) hiddenAt.set(p.dom_ms, p.hidden);
+    }
     const out = [];
     for (const f of batch.frames || []) {
       if (f.painted_ms === null || f.painted_ms === undefined || f.empty) continue; // never on screen
