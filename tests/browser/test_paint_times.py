@@ -15,6 +15,8 @@ from browser_schedules import english_pieces, schedule
 
 from playback.fidelity import seen_stalls
 
+pytestmark = pytest.mark.browser
+
 PIECES = 120
 
 

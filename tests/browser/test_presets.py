@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 from arrival_patterns import PATTERNS, build
 
+pytestmark = pytest.mark.browser
+
 FRAME_MS = 1000 / 60
 PRESETS = ["ai-sdk-smooth", "chat-ui-smooth", "accelerating", "typewriter"]
 
