@@ -61,7 +61,8 @@ ADAPTIVE = _cols(
 STIMULUS = _cols(
     ("source", "string", "", "bundled text id, or trace id/file/library name, the stream was built from"),
     ("tokenizer", "string", "", "tokenizer that cut the text into tokens (empty for a recorded trace)"),
-    ("strategy", "string", "", "render strategy: token, batch, word, line, smooth, fade"),
+    ("strategy", "string", "", "render strategy: token, batch, word, line, sentence, smooth, fade, ai-sdk-smooth, "
+     "chat-ui-smooth, accelerating, typewriter"),
     ("indicator", "string", "", "waiting indicator shown before the first token"),
     ("delivery", "string", "", "delivery mode: prefetch (browser paces) or live (server paces)"),
     ("rate_unit", "string", "", "what the study's rate counts per second: tokens or chars (a rate factor's unit)"),
@@ -106,7 +107,12 @@ FIDELITY = _cols(
     ("fidelity_max_ms", "number", "ms", "largest lateness"),
     ("fidelity_dropped_frames", "integer", "frames", "animation frames dropped while painting"),
     ("fidelity_bound_ms", "number", "ms", "lateness bound: the fidelity_violated rule's bound_ms, else 33.4"),
-    ("fidelity_violated", "boolean", "", "p95 lateness above the bound (empty when there is no paint log)"),
+    ("fidelity_late_p95_ms", "number", "ms",
+     "95th percentile of lateness beyond the render strategy's design (paint time - when the strategy meant to "
+     "show it); as fidelity_p95_ms for paint logs without design times"),
+    ("fidelity_stalls_seen", "integer", "", "gaps between paints far above the design's (stalls the participant saw)"),
+    ("fidelity_violated", "boolean", "",
+     "lateness beyond design (p95) above the bound, or a stall seen (empty when there is no paint log)"),
 )
 
 FLAGS = _cols(

@@ -4,7 +4,8 @@ Rules (``exclusions:`` in the study file, docs/study-file.md):
 
 - ``failed_attention``: participants who failed any attention check.
 - ``fidelity_violated`` ``{max_fraction, bound_ms}``: a trial violates fidelity when the p95 lateness of its
-  paint log exceeds ``bound_ms`` (default 33.4 ms). With ``max_fraction``, participants whose share of violating
+  paint log beyond its render strategy's design exceeds ``bound_ms`` (default 33.4 ms), or the participant saw
+  a stall (``playback.fidelity``). With ``max_fraction``, participants whose share of violating
   (non-practice, logged) trials exceeds it are excluded; without it, each violating trial is excluded.
 - ``incomplete``: sessions that did not complete. ``withdrawn``: sessions withdrawn by the participant.
 - ``too_fast`` ``{min_median_rt_ms}``: participants whose median response time (non-practice trials) is lower.
@@ -99,8 +100,14 @@ def _sessions(frame: pd.DataFrame, participants: pd.DataFrame | None) -> pd.Data
 
 
 def fidelity_violations(frame: pd.DataFrame, bound_ms: float) -> pd.Series:
-    """Per trial: p95 lateness above ``bound_ms`` (False where there is no paint log)."""
-    return (frame["fidelity_p95_ms"] > bound_ms).fillna(False).astype(bool)
+    """Per trial: p95 lateness beyond the strategy's design above ``bound_ms`` (against the schedule where the
+    tidy data has no design column), or a stall the participant saw (False where there is no paint log)."""
+    late = frame["fidelity_late_p95_ms"] if "fidelity_late_p95_ms" in frame.columns else frame["fidelity_p95_ms"]
+    late = pd.to_numeric(late, errors="coerce").fillna(pd.to_numeric(frame["fidelity_p95_ms"], errors="coerce"))
+    over = (late > bound_ms).fillna(False)
+    if "fidelity_stalls_seen" in frame.columns:
+        over |= pd.to_numeric(frame["fidelity_stalls_seen"], errors="coerce").fillna(0) > 0
+    return over.astype(bool)
 
 
 def _rule(rule: Mapping[str, Any], frame: pd.DataFrame, sessions: pd.DataFrame) -> tuple[dict, set[int], pd.Series]:

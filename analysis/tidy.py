@@ -144,6 +144,7 @@ def _fidelity(entries: list[Mapping[str, Any]], bound_ms: float) -> dict[str, An
     return {"tab_hidden": hidden, "fidelity_frames": f["frames"],
             "fidelity_p50_ms": f["p50_ms"], "fidelity_p95_ms": f["p95_ms"], "fidelity_max_ms": f["max_ms"],
             "fidelity_dropped_frames": f["dropped_frames"], "fidelity_bound_ms": bound_ms,
+            "fidelity_late_p95_ms": f["late_p95_ms"], "fidelity_stalls_seen": f["stalls_seen"] if entries else None,
             "fidelity_violated": f["flagged"] if f["visible_frames"] else None}
 
 

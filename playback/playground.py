@@ -28,8 +28,8 @@ from playback.timing import TimingSpec
 
 SOURCE_KINDS = ("demo", "synthetic", "trace", "stimulus")
 RECORDED_KINDS = ("trace", "stimulus")
-STRATEGIES = ("token", "batch", "word", "line", "sentence", "smooth", "fade", "ai-sdk-smooth", "chat-ui-smooth",
-              "accelerating", "typewriter")
+STRATEGIES = ("token", "batch", "word", "line", "sentence", "smooth", "fade",
+              "ai-sdk-smooth", "chat-ui-smooth", "accelerating", "typewriter")  # the last four: client presets
 INDICATORS = ("none", "spinner", "dots", "shimmer", "progress", "elapsed", "reasoning", "reasoning-collapsed")
 MODES = ("prefetch", "live")
 JITTERS = ("none", "gamma", "lognormal")

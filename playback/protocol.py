@@ -74,11 +74,12 @@ class PaintEntry:
     sent_ms: float | None = None
     frame_ms: float | None = None
     dropped: int | None = None
+    design_ms: float | None = None  # when the render strategy meant to show it (the player's design clock)
 
     def to_obj(self) -> dict[str, Any]:
         obj: dict[str, Any] = {"seq": self.seq, "t_ms": self.t_ms, "recv_ms": self.recv_ms,
                                "paint_ms": self.paint_ms, "chars": self.chars, "hidden": self.hidden}
-        for key in ("sent_ms", "frame_ms", "dropped"):
+        for key in ("sent_ms", "frame_ms", "dropped", "design_ms"):
             value = getattr(self, key)
             if value is not None:
                 obj[key] = value
@@ -156,6 +157,7 @@ def _entry(obj: Any, where: str) -> PaintEntry:
         sent_ms=_number(obj, "sent_ms", where, optional=True),
         frame_ms=_number(obj, "frame_ms", where, minimum=0, optional=True),
         dropped=_integer(obj, "dropped", where, minimum=0, optional=True),
+        design_ms=_number(obj, "design_ms", where, optional=True),
     )
 
 

@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from pacelab.tokens import token_shaped
-from playback import arrivals, metrics, playground, selectors, services, texts, tokenizers
+from playback import arrivals, metrics, playground, selectors, services, smoother_export, texts, tokenizers
 from playback.models_delivery import Playback
 from playback.services_delivery import playback_create, playback_fidelity
 from playback.stream import Stream
@@ -93,6 +93,10 @@ def _playbacks(user, config: playground.Config, built: Built) -> list[dict[str, 
             "strategyOptions": {"intervalMs": variant.batch_ms} if variant.render == "batch" else {},
             "indicator": variant.indicator,
             "lang": "zh-hans" if lang.startswith("zh") else "en",
+        }
+        item["export"] = {  # the variant as code for a chat client (Export)
+            "module": smoother_export.module_snippet(variant.render, item["player"]["strategyOptions"]),
+            "ai_sdk": smoother_export.ai_sdk_call(variant.render, item["player"]["strategyOptions"]),
         }
         out.append(item)
     return out

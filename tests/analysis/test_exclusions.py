@@ -120,3 +120,12 @@ def test_participants_are_marked_from_the_report():
 def test_an_unknown_rule_is_refused_by_name():
     with pytest.raises(exclusions.ExclusionError, match="'sleepy'"):
         exclusions.apply(frame((1, "completed", OK, False)), [{"rule": "sleepy"}])
+
+
+def test_fidelity_reads_lateness_beyond_design_and_stalls_seen_where_the_tidy_data_has_them():
+    trials = [(900, 150, False), (900, 150, False), (900, 10, False)]
+    table = frame((1, "completed", trials, False))
+    table["fidelity_late_p95_ms"] = [5.0, 60.0, 5.0]  # a smooth play 150 ms behind schedule, 5 ms beyond design
+    table["fidelity_stalls_seen"] = [0, 0, 2]
+    marked, _ = exclusions.apply(table, [{"rule": "fidelity_violated"}])
+    assert list(marked["excluded"]) == [False, True, True]

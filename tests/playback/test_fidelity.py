@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from playback.fidelity import DEFAULT_BOUND_MS, percentile, summarize
+from playback.fidelity import DEFAULT_BOUND_MS, percentile, seen_stalls, summarize
 
 
 def _e(seq, t_ms, paint_ms, **extra):
@@ -61,3 +61,42 @@ def test_an_empty_log_has_no_lateness_and_is_not_flagged():
     f = summarize([])
     assert f.frames == 0 and f.flagged is False
     assert f.as_dict()["p95_ms"] is None
+
+
+def test_with_design_times_the_bound_applies_to_lateness_beyond_the_strategys_design():
+    # a smooth play: every frame painted 120 ms after its schedule, as the strategy meant (design 118 ms after)
+    entries = [_e(i, 25 * i, 25 * i + 120, design_ms=25 * i + 118) for i in range(40)]
+    f = summarize(entries)
+    assert f.p95_ms == pytest.approx(120)  # against the schedule, as before
+    assert f.late_p95_ms == pytest.approx(2)
+    assert f.flagged is False and f.stalls_seen == 0
+    late = [_e(i, 25 * i, 25 * i + 170, design_ms=25 * i + 118) for i in range(40)]  # 52 ms beyond design
+    assert summarize(late).flagged is True
+
+
+def test_a_stall_the_participant_saw_is_flagged_whatever_the_strategy():
+    # token at 25 ms per frame, all on time except one 100 ms freeze: p95 is fine, the stall is not
+    paint = [25 * i + 2 for i in range(40)]
+    for i in range(20, 23):
+        paint[i] = paint[23]  # frames 20-22 painted with 23, 85 ms after frame 19
+    entries = [_e(i, 25 * i, paint[i], design_ms=25 * i) for i in range(40)]
+    f = summarize(entries)
+    assert f.late_p95_ms < DEFAULT_BOUND_MS
+    assert f.stalls_seen == 1 and f.longest_stall_ms == pytest.approx(100)
+    assert f.flagged is True
+
+
+def test_a_hold_the_design_meant_is_not_a_stall():
+    # word strategy: a long word held 200 ms by design, painted when its boundary came
+    entries = [_e(i, 25 * i, 200.0 + 2, design_ms=200.0) for i in range(8)] + \
+              [_e(8 + i, 225 + 25 * i, 225 + 25 * i + 2, design_ms=225 + 25 * i) for i in range(10)]
+    f = summarize(entries)
+    assert f.stalls_seen == 0 and f.flagged is False
+
+
+def test_seen_stalls_compare_each_gap_with_the_designs_longest_gap_inside_it():
+    design = [16.7 * k for k in range(20)]
+    assert seen_stalls([0, 16.7, 33.4, 50.1], design) == []
+    ((start, gap, design_gap),) = seen_stalls([0, 16.7, 100.2], design)
+    assert (start, gap) == (16.7, pytest.approx(83.5)) and design_gap == pytest.approx(16.7, abs=0.01)
+    assert seen_stalls([0, 100], [0, 100]) == []  # the design had no paint inside the gap

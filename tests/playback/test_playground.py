@@ -83,7 +83,8 @@ def test_only_non_default_variant_fields_are_written():
     ({"a.rate": "0"}, "a.rate: must be a number > 0 and <= 10000, got '0'"),
     ({"b.ttft": "nan"}, "b.ttft: must be a number >= 0 and <= 600000, got 'nan'"),
     ({"n": "5"}, "n: must be a whole number from 2 to 4, got '5'"),
-    ({"a.render": "blink"}, "a.render: must be one of token, batch, word, line, sentence, smooth, fade"),
+    ({"a.render": "blink"}, "a.render: must be one of token, batch, word, line, sentence, smooth, fade, "
+                               "ai-sdk-smooth, chat-ui-smooth, accelerating, typewriter; got 'blink'"),
     ({"a.tok": "gpt9"}, "a.tok: must be one of"),
     ({"b.cv": "0.5"}, "b.cv: must be 0 when the jitter is none (choose gamma or lognormal)"),
     ({"src": "trace"}, "id: a trace source needs the trace's id"),
@@ -317,3 +318,17 @@ def test_replay_makes_new_playbacks_and_fidelity_is_only_for_the_owner(logged_in
     stranger.force_login(django_user_model.objects.create_user("stranger", password="pw-stranger-1"))
     assert stranger.get(f"{PAGE}fidelity/{tokens[0]}/").status_code == 404
     assert logged_in.post(f"{PAGE}playbacks/?src=demo&a.rate=fast").status_code == 400
+
+
+@pytest.mark.django_db
+def test_each_variant_exports_as_code_for_a_chat_client_and_an_ai_sdk_preset_also_as_smooth_stream(logged_in):
+    import html
+
+    query = _query(**{"n": "3", "a.render": "chat-ui-smooth", "b.render": "ai-sdk-smooth", "c.render": "batch",
+                      "c.batch_ms": "40"})
+    body = html.unescape(logged_in.get(f"{PAGE}?{query}").content.decode())
+    assert body.count('data-role="export-module"') == 3
+    assert 'strategy: "chat-ui-smooth"' in body and 'strategy: "ai-sdk-smooth"' in body
+    assert "options: { intervalMs: 40.0 }" in body  # the variant's own options
+    assert body.count('data-role="export-ai-sdk"') == 1 and "experimental_transform: smoothStream()" in body
+    assert "js/pacelab-smoother.js" in body

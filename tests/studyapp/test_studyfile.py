@@ -253,3 +253,10 @@ def test_a_factor_on_a_log_axis_needs_levels_above_zero():
     doc["factors"].append({"name": "stall", "sets": "stall_ms", "levels": [0, 200], "axis": "log"})
     doc["blocks"][0]["design"]["factorial"].append("stall")
     assert "factors[2].levels[0]: a factor fitted on a log axis needs levels above 0 (or axis: linear)" in messages(doc)
+
+
+def test_the_client_presets_are_render_strategies_a_study_may_name():
+    for name in ("ai-sdk-smooth", "chat-ui-smooth", "accelerating", "typewriter"):
+        assert messages(study(render={"strategy": name, "strategy_options": {"maxBufferedMs": 400}})) == []
+    (problem,) = messages(study(render={"strategy": "vercel"}))
+    assert problem.startswith("render.strategy:") and "chat-ui-smooth" in problem

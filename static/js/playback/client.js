@@ -272,7 +272,10 @@ export function createClient(options) {
 
   // --- paint batches ---------------------------------------------------------------------------
   function entriesOf(batch) {
-    for (const p of batch.paints || []) hiddenAt.set(p.t_ms, p.hidden);
+    for (const p of batch.paints || []) { // a frame's painted_ms is its paint's DOM moment (or frame start)
+      hiddenAt.set(p.t_ms, p.hidden);
+      if (p.dom_ms !== undefined) hiddenAt.set(p.dom_ms, p.hidden);
+    }
     const out = [];
     for (const f of batch.frames || []) {
       if (f.painted_ms === null || f.painted_ms === undefined || f.empty) continue; // never on screen
@@ -285,6 +288,7 @@ export function createClient(options) {
         hidden: hiddenAt.get(f.painted_ms) ?? document.visibilityState === "hidden",
       };
       if (client.mode === "live" && Number.isFinite(sentMs.get(f.seq))) entry.sent_ms = sentMs.get(f.seq);
+      if (Number.isFinite(f.design_ms)) entry.design_ms = f.design_ms; // the strategy's intended paint time
       out.push(entry);
     }
     return out;

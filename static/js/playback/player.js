@@ -4,8 +4,11 @@
 //
 // Time base: performance.now(). A frame is due when frameTime - start >= t_ms, frameTime being the rAF
 // timestamp (the start of the animation frame in which the text is painted). A frame's painted time is the
-// frameTime at which its last character became visible; painted_minus_scheduled = that - (start + t_ms).
+// moment its last character entered the DOM (performance.now() after the render; never earlier than the
+// frame start, which is kept as frame_start_ms); painted_minus_scheduled = that - (start + t_ms). Its design time is
+// when the strategy means to show it (designclock.js); painted_minus_design is the lateness the page adds.
 
+import { createDesignClock } from "./designclock.js";
 import { summarize } from "./fidelity.js";
 import { createIndicator } from "./indicators.js";
 import { createPaintLog } from "./paintlog.js";
@@ -76,6 +79,7 @@ export function createPlayer(options = {}) {
   let rafId = null;
   let timerId = null;
   let lastRaf = null;
+  let design = null; // the strategy's intended paint times (designclock.js), from start()
 
   // Content frames in reveal order with their [charStart, charEnd) in the revealed text.
   const pendingContent = [];
@@ -85,9 +89,14 @@ export function createPlayer(options = {}) {
   let resolveDone;
   const done = new Promise((r) => { resolveDone = r; });
 
-  function settle(rec, paintedAt) {
+  function settle(rec, paintedAt, frameAt = paintedAt) {
     rec.painted_ms = paintedAt === null ? null : paintedAt - start;
     rec.painted_minus_scheduled = paintedAt === null ? null : paintedAt - (start + rec.t_ms);
+    if (paintedAt !== null && rec.channel === "content") {
+      rec.frame_start_ms = frameAt - start;
+      rec.design_ms = design?.designAt(rec.seq) ?? rec.frame_start_ms; // not yet meant by the design: shown early
+      rec.painted_minus_design = rec.painted_ms - rec.design_ms;
+    }
     log.frames.push(rec);
   }
 
@@ -102,7 +111,7 @@ export function createPlayer(options = {}) {
     if (frame.channel === "reasoning") {
       if (indicator && indicator.reasoning && indicatorRemovedAt === null) {
         indicator.reasoning(frame.text);
-        log.paints.push(paintEntry(now, frame.text, frame.seq, frame.seq, "reasoning"));
+        log.paints.push(paintEntry(now, frame.text, frame.seq, frame.seq, "reasoning", performance.now()));
         settle(rec, now);
       } else {
         settle(rec, null); // not shown by this indicator (or arrived after the answer began)
@@ -113,12 +122,18 @@ export function createPlayer(options = {}) {
     pushedLen += frame.text.length;
     rec.charEnd = pushedLen;
     pendingContent.push(rec);
+    design?.push({ seq: frame.seq, text: frame.text, at }, rec.charEnd, frame.seq);
     strategy.push({ seq: frame.seq, text: frame.text, at }, now);
   }
 
-  function paintEntry(now, text, seqFrom, seqTo, channel) {
-    return { t_ms: now - start, perf_ms: now, chars: codePoints(text), text, seq_from: seqFrom, seq_to: seqTo,
-             channel, hidden: doc.visibilityState === "hidden" };
+  // t_ms: the frame start; dom_ms: when the text was in the DOM; after_paint_ms: the first task after the
+  // frame's rendering (a setTimeout(0) queued inside the rAF callback), filled in later where rAF drives.
+  function paintEntry(now, text, seqFrom, seqTo, channel, domAt) {
+    const entry = { t_ms: now - start, perf_ms: now, dom_ms: Math.max(domAt, now) - start, after_paint_ms: null,
+                    chars: codePoints(text), text, seq_from: seqFrom, seq_to: seqTo, channel,
+                    hidden: doc.visibilityState === "hidden" };
+    if (timerId === null) setTimeout(() => { entry.after_paint_ms = performance.now() - start; }, 0);
+    return entry;
   }
 
   function tick(now, fromRaf) {
@@ -143,13 +158,16 @@ export function createPlayer(options = {}) {
     if (allIn && !strategyEnded) {
       strategyEnded = true;
       strategy.end(now);
+      design?.end();
     }
+    design?.advance(now);
     strategy.tick(now);
     const shownBefore = sink.visible;
     if (revealedThisFrame) {
       const text = revealedThisFrame;
       revealedThisFrame = "";
       sink.flush(now);
+      const domAt = Math.max(now, performance.now()); // the text is in the DOM now
       const from = revealedLen;
       revealedLen += text.length;
       let seqFrom = null;
@@ -158,8 +176,10 @@ export function createPlayer(options = {}) {
         if (rec.charStart >= revealedLen) break;
         if (rec.charEnd > from) { seqFrom ??= rec.seq; seqTo = rec.seq; }
       }
-      while (pendingContent.length && pendingContent[0].charEnd <= revealedLen) settle(pendingContent.shift(), now);
-      const entry = paintEntry(now, text, seqFrom, seqTo, "content");
+      while (pendingContent.length && pendingContent[0].charEnd <= revealedLen) {
+        settle(pendingContent.shift(), domAt, now);
+      }
+      const entry = paintEntry(now, text, seqFrom, seqTo, "content", domAt);
       entry.visible_chars = sink.visible - shownBefore; // non-blank rendered characters added
       log.paints.push(entry);
     } else {
@@ -213,6 +233,7 @@ export function createPlayer(options = {}) {
     start(startAt) {
       if (start !== null) throw new Error("pacelab: player already started");
       start = startAt ?? performance.now();
+      design = createDesignClock(strategyName, options.strategyOptions || {}, start);
       const firstContent = schedule && schedule.find((f) => f.channel === "content" && f.text);
       const io = options.indicatorOptions || {};
       let etaMs = io.expectedMs ?? null;
@@ -258,7 +279,8 @@ export function createPlayer(options = {}) {
         long_frame_source: log.observing ?? null,
         ...summarize({ frames: log.frames, longFrames: log.longFrames, visibility: log.visibility,
                        paints: log.paints.filter((p) => p.channel === "content"), rafGaps: log.rafGaps,
-                       intervalMs }),
+                       intervalMs, designPaints: design ? design.paintTimes : [],
+                       boundMs: options.fidelityBoundMs }),
       };
     },
     /** Stop without finishing (page teardown). */

@@ -1,0 +1,180 @@
+"""What each render strategy costs: every strategy × every arrival pattern in headless Chromium, one table.
+
+    .venv/bin/python benchmarks/smoothers.py                              # every strategy, every pattern
+    .venv/bin/python benchmarks/smoothers.py --patterns steady,cjk --strategies token,chat-ui-smooth
+
+Per arrival pattern (tests/browser/arrival_patterns.py; a name added there is benchmarked by name) each strategy
+plays alone in a page of the real player (``--together``: all side by side in one page; plain text, no
+indicator), each with its default options (batch 20 ms), plus ``ai-sdk/segment``, the AI SDK preset chunking by
+Intl.Segmenter words. The numbers come from the player's own paint log, per character:
+
+- ``delay p50/p95/max``: painted − arrived (ms), painted being the moment the text entered the DOM (the later
+  of the frame start and the DOM write, issue 43 item 4);
+- ``ttfp``: time to first paint from the request (ms; the pattern's TTFT is in its header line);
+- ``cv``: coefficient of variation of the intervals between paints (0 = a metronome), ``ch/paint``: mean
+  characters per paint;
+- ``hold``: the longest stretch the screen stood still while arrived text was held back (ms);
+- ``last``: when the last character landed after the last arrival (ms); ``frame``: the median animation-frame
+  interval of the run (a loaded machine draws fewer frames, and every number above carries that).
+
+Debian's Chromium through Playwright; nothing is downloaded. Numbers on a shared machine carry its load
+(printed with the table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+
+from arrival_patterns import PATTERNS, build  # noqa: E402
+from engines import launch  # noqa: E402
+from staticserver import StaticServer  # noqa: E402
+
+from playback.metrics import percentile  # noqa: E402
+
+# A row is a strategy with its default options, or a named variant: (strategy, options).
+VARIANTS: dict[str, tuple[str, dict]] = {
+    **{s: (s, {}) for s in ("token", "batch", "word", "line", "sentence", "smooth", "fade", "ai-sdk-smooth")},
+    "ai-sdk/segment": ("ai-sdk-smooth", {"chunking": "segmenter"}),  # the AI SDK's advice for CJK
+    **{s: (s, {}) for s in ("chat-ui-smooth", "accelerating", "typewriter")},
+}
+STRATEGIES = list(VARIANTS)
+
+
+def units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def paint_time(p: dict) -> float:
+    """The later of the frame start and the DOM write (paint logs before issue 43 item 4 carry only t_ms)."""
+    return max(p["t_ms"], p.get("dom_ms", p["t_ms"]))
+
+
+def measure_one(frames: list[dict], paints: list[dict], frame_ms: float = math.nan) -> dict:
+    """The row of one strategy from its schedule (``t_ms``, ``text``) and content paints (``t_ms``, ``text``)."""
+    arrived = [f["t_ms"] for f in frames for _ in range(units(f["text"]))]
+    painted = [paint_time(p) for p in paints for _ in range(units(p["text"]))]
+    if len(painted) != len(arrived):
+        raise SystemExit(f"painted {len(painted)} of {len(arrived)} characters")
+    delay = sorted(p - a for p, a in zip(painted, arrived, strict=True))
+    times = [paint_time(p) for p in paints]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    mean_gap = statistics.fmean(gaps) if gaps else float("nan")
+    cv = statistics.pstdev(gaps) / mean_gap if len(gaps) > 1 and mean_gap > 0 else float("nan")
+    # the longest still screen with arrived text not yet shown: from max(previous paint, first held arrival)
+    hold, shown = 0.0, 0
+    prev = -math.inf  # the wait before the first paint is a hold too
+    for t, p in zip(times, paints):
+        if shown < len(arrived) and arrived[shown] < t:
+            hold = max(hold, t - max(prev, arrived[shown]))
+        shown += units(p["text"])
+        prev = t
+    return {"p50": percentile(delay, 50), "p95": percentile(delay, 95), "max": delay[-1], "ttfp": times[0],
+            "cv": cv, "chars": len(arrived) / len(paints), "hold": hold, "last": times[-1] - frames[-1]["t_ms"],
+            "paints": len(paints), "frame": frame_ms}
+
+
+def run_pattern(browser, base_url: str, pattern: str, strategies: list[str], seed: int, together: bool
+                ) -> dict[str, dict]:
+    """One page per strategy (or, ``together``, one page for all: faster, but each player's DOM write then waits
+    for the players before it in the same animation frame, which favours the first)."""
+    if not together and len(strategies) > 1:
+        out = {}
+        for s in strategies:
+            out.update(run_pattern(browser, base_url, pattern, [s], seed, True))
+        return out
+    frames = build(pattern, seed)
+    lang = "zh-hans" if pattern == "cjk" else "en"
+    players = [{"id": s, "mode": "prefetch", "schedule": frames,
+                "options": {"strategy": VARIANTS[s][0], "strategyOptions": VARIANTS[s][1], "indicator": "none",
+                            "lang": lang, "format": "plain"}}
+               for s in strategies]
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    try:
+        page.goto(f"{base_url}/player-test/")
+        page.wait_for_function("window.__pacelab && window.__pacelab.ready", timeout=30_000)
+        page.evaluate("config => window.__pacelab.run(config)", {"players": players})
+        page.wait_for_function("window.__pacelab.done", timeout=300_000, polling=250)
+        results = page.evaluate("window.__pacelab.results()")
+    finally:
+        page.close()
+    source = "".join(f["text"] for f in frames)
+    out = {}
+    for s in strategies:
+        r = results[s]
+        if r["textContent"] != source:
+            raise SystemExit(f"{pattern}/{s}: the page does not show the source text")
+        paints = [p for p in r["paints"] if p["channel"] == "content"]
+        out[s] = measure_one(frames, paints, r["summary"]["frame_interval_ms"])
+    return out
+
+
+def table(rows: dict[tuple[str, str], dict], patterns: list[str], strategies: list[str]) -> str:
+    head = (f"{'pattern':<10} {'strategy':<15}{'delay p50':>10}{'p95':>8}{'max':>8}{'ttfp':>8}{'cv':>7}"
+            f"{'ch/paint':>9}{'hold':>8}{'last':>8}{'paints':>7}{'frame':>7}")
+    lines = [head, "-" * len(head)]
+    for pat in patterns:
+        for s in strategies:
+            r = rows[(pat, s)]
+            lines.append(f"{pat:<10} {s:<15}{r['p50']:>10.0f}{r['p95']:>8.0f}{r['max']:>8.0f}{r['ttfp']:>8.0f}"
+                         f"{r['cv']:>7.2f}{r['chars']:>9.1f}{r['hold']:>8.0f}{r['last']:>8.0f}{r['paints']:>7}"
+                         f"{r['frame']:>7.1f}")
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def _names(value: str, known: list[str], flag: str, parser: argparse.ArgumentParser) -> list[str]:
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    if unknown := [n for n in names if n not in known]:
+        parser.error(f"{flag}: unknown {', '.join(unknown)}; choose from {', '.join(known)}")
+    return names
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--patterns", default=",".join(PATTERNS), help="comma-separated arrival patterns")
+    parser.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated render strategies")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--together", action="store_true",
+                        help="all strategies of a pattern in one page (faster; later players' paints wait longer)")
+    args = parser.parse_args(argv)
+    patterns = _names(args.patterns, list(PATTERNS), "--patterns", parser)
+    strategies = _names(args.strategies, STRATEGIES, "--strategies", parser)
+    load_before = os.getloadavg()[0]
+    t0 = time.monotonic()
+    rows: dict[tuple[str, str], dict] = {}
+    headers = []
+    with StaticServer() as base_url:
+        browser = launch("chromium")
+        try:
+            for pat in patterns:
+                frames = build(pat, args.seed)
+                chars = sum(len(f["text"]) for f in frames)
+                headers.append(f"  {pat:<10} {PATTERNS[pat].__doc__.strip()} ({chars} chars, first at "
+                               f"{frames[0]['t_ms']:.0f} ms, last at {frames[-1]['t_ms']:.0f} ms)")
+                for s, r in run_pattern(browser, base_url, pat, strategies, args.seed, args.together).items():
+                    rows[(pat, s)] = r
+            version = browser.version
+        finally:
+            browser.close()
+    print(f"smoothers: {len(strategies)} strategies x {len(patterns)} arrival patterns in Chromium {version}, "
+          f"{'all in one page' if args.together else 'one page each'}, default options; ms (frame: the median "
+          f"animation-frame interval); load average {load_before:.1f} on {os.cpu_count()} cores; "
+          f"{time.monotonic() - t0:.0f} s")
+    print("\n".join(headers))
+    print()
+    print(table(rows, patterns, strategies))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
