@@ -109,17 +109,22 @@ def _interval(values: np.ndarray) -> list[float]:
 
 
 def _why(surface: Surface, req: Request, share: float) -> dict[str, Any]:
-    """Which predictor holds a request back: its share with TTFT at the best tested value against its share with
-    the rate at the top of the tested range; the larger gain names the cause."""
-    lo_hi = surface.tested
-    gains = {}
-    best_level = lo_hi[0][1] if surface.sign > 0 else lo_hi[0][0]
-    gains["rate"] = float(surface.shares(np.array([best_level]), np.array([req.second or 0.0]))[0, 0]) - share
-    if len(lo_hi) > 1 and req.second is not None:
-        gains["ttft"] = float(surface.shares(np.array([req.level]), np.array([lo_hi[1][0]]))[0, 0]) - share
-    cause = max(gains, key=gains.get)
-    return {"cause": cause if gains[cause] > 0.005 else "none", "gain_if_fixed": {k: round(v, 4)
-                                                                                 for k, v in gains.items()}}
+    """Which predictor holds a request back, on the fitting axis: TTFT's part is how far its TTFT raises the
+    population's median threshold above the threshold at the best TTFT tested; the rate's part is how far the
+    request's rate lies below that best-TTFT threshold. The larger part names the cause ("none" when the request
+    is accepted by most and neither part is positive)."""
+    sign = surface.sign
+    x = math.log(req.level) if surface.log else float(req.level)
+    best_t = surface.tested[1][0] if len(surface.tested) > 1 else 0.0
+    i, f = surface._weights(np.array([best_t, req.second or 0.0]))
+    mu = surface.mu[0, i] * (1 - f) + surface.mu[0, np.minimum(i + 1, len(surface.at) - 1)] * f
+    parts = {"rate": float(sign * (mu[0] - x))}
+    if len(surface.tested) > 1 and req.second is not None:
+        parts["ttft"] = float(sign * (mu[1] - mu[0]))
+    cause = max(parts, key=parts.get)
+    if parts[cause] <= 0 and share >= 0.5:
+        cause = "none"
+    return {"cause": cause, "penalty": {k: round(v, 4) for k, v in parts.items()}}
 
 
 def score(model: Mapping[str, Any], requests: Sequence[Request], *, population_share: float | None = None,

@@ -71,10 +71,9 @@ class Command(BaseCommand):
         if html:
             from analysis import score_html
 
-            text = " ".join(score_text.comparison(comparison, "A", "B")[1:2]).strip() if comparison else ""
             try:
                 Path(html).parent.mkdir(parents=True, exist_ok=True)
-                Path(html).write_text(score_html.render(m, scored, text, language), encoding="utf-8")
+                Path(html).write_text(score_html.render(m, scored, comparison, language), encoding="utf-8")
             except OSError as exc:
                 raise CommandError(f"--html: cannot write {html}: {exc.strerror or exc}") from None
         if json:
