@@ -35,7 +35,7 @@ LEVEL_METRICS = {"rate": "tokens_per_s", "tokens_per_s": "tokens_per_s", "chars_
                  "ttft": "ttft_ms", "ttft_ms": "ttft_ms"}
 UNITS = {"tokens_per_s": "tokens/s", "chars_per_s": "chars/s", "ttft_ms": "ms"}
 # a condition factor that sets one of these stream parameters is a predictor a trace can show
-FACTOR_METRICS = {"ttft_ms": "ttft_ms", "rate": "tokens_per_s"}
+FACTOR_METRICS = {"ttft_ms": "ttft_ms", "ttft": "ttft_ms", "rate": "tokens_per_s"}
 METRICS = tuple(UNITS)
 # log σ's standard error where the fit could bound σ on neither side (its profile interval is 0 – ∞)
 WIDE_LOG_SIGMA_SE = 1.0

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analysis import score_arrays
 from analysis.scoring import Request, requests_from_metrics
 from playback import importers, metrics
 
@@ -28,8 +29,10 @@ class Loaded:
     notes: list[str] = field(default_factory=list)
 
 
-def load_requests(paths: Sequence[str | Path], model: Mapping[str, Any], fmt: str | None = None) -> Loaded:
-    """Every request of every file (directories expanded), measured; raises ``TraceInputError``."""
+def load_requests(paths: Sequence[str | Path], model: Mapping[str, Any], fmt: str | None = None,
+                  fast: bool = True) -> Loaded:
+    """Every request of every file (directories expanded), measured; raises ``TraceInputError``. ``fast``: files of
+    per-request arrays are measured from their arrays (``analysis.score_arrays``), the rest through the importer."""
     out = Loaded()
     try:
         files = importers.expand_paths(paths)
@@ -40,6 +43,19 @@ def load_requests(paths: Sequence[str | Path], model: Mapping[str, Any], fmt: st
     for f in files:
         if not f.exists():
             raise TraceInputError(f"{f}: no such file")
+        if fast:
+            try:
+                found = fmt or importers.detect(f)
+                requests, skipped = score_arrays.load(f, found, dict(model))
+            except (score_arrays.NotFast, importers.TraceFormatError, OSError):
+                pass
+            else:
+                out.requests += requests
+                out.files.append({"path": str(f), "format": found, "requests": len(requests)})
+                if skipped:
+                    out.notes.append(f"{f.name}: skipped {skipped} failed requests (a recorded error, no text or "
+                                     f"TTFT 0)")
+                continue
         try:
             result = importers.load(f, fmt)
         except importers.TraceFormatError as exc:
