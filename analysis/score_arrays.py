@@ -9,8 +9,9 @@ floating-point rounding (tests/analysis/test_score_arrays.py checks every reques
 predicted shares are too. Stalls are the recorded chunk gaps over 250 ms: where the importer's re-derivation
 leaves a chunk without text (a text of fewer tokens than chunks) the stream core joins the gaps around it, so its
 stall total can only be larger. Characters/s assumes the even split the importer makes (the first chunk carries
-1/chunks of the text); a model whose level is chars/s is scored through the full importer instead. A request or file this path does not take as plainly valid (fewer recorded tokens than chunks,
-a value that is not a number, several runs in one file) goes through the importer, which names the problem.
+1/chunks of the text); a model whose level is chars/s is scored through the full importer instead. A file this
+path does not take as plainly valid (a value that is not a number, times going backwards, several runs in one
+file) goes through the importer, which names the problem.
 Pure: no Django.
 """
 
