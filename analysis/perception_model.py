@@ -6,9 +6,9 @@ in tokens/s or chars/s, or TTFT) is the model's first predictor; a condition fac
 (``ttft`` setting ``ttft_ms`` in the demo study) is its second, and between its tested values the population's
 median threshold μ and log spread log σ are interpolated linearly (extrapolated along the end segments, and
 flagged). Conditions that differ only in what a trace cannot show (delivery, render strategy) are averaged,
-equally weighted. The share of the population that accepts a request is Φ(±(x − μ)/σ) on the fitting axis
-(x the natural log of a rate): the share of people whose own threshold the request meets, the model the
-population fit stands on (``analysis.population``).
+equally weighted (μ on the fitting axis, σ on its own scale). The share of the population that accepts a
+request is Φ(±(x − μ)/σ) on the fitting axis (x the natural log of a rate): the share of people whose own
+threshold the request meets, the model the population fit stands on (``analysis.population``).
 
 The uncertainty is carried as a normal on μ and on log σ per anchor, read from the fit's 95 % intervals with
 the Student-t quantile of its n − 1 degrees of freedom (``mu_se``, ``log_sigma_se``): enough to draw from.
@@ -160,9 +160,13 @@ def _anchor(at: float | None, rows: Sequence[Mapping[str, Any]], log_axis: bool)
         ls_ses.append(ls_se if ls_se is not None else WIDE_LOG_SIGMA_SE)
         ns.append(n)
     k = len(rows)
+    # σ is averaged on its own scale (a geometric mean would follow a group whose σ collapsed to the grid's floor),
+    # its SE on log σ by the delta method
+    sigmas = [math.exp(v) for v in lss]
+    sigma = sum(sigmas) / k
+    ls_se = math.sqrt(sum((sg * se) ** 2 for sg, se in zip(sigmas, ls_ses))) / k / sigma
     return Anchor(at=at, mu=sum(mus) / k, mu_se=math.sqrt(sum(s * s for s in mu_ses)) / k,
-                  log_sigma=sum(lss) / k, log_sigma_se=math.sqrt(sum(s * s for s in ls_ses)) / k,
-                  n_participants=sum(ns))
+                  log_sigma=math.log(sigma), log_sigma_se=ls_se, n_participants=sum(ns))
 
 
 def _tested(results: Mapping[str, Any], block: str, spec: Mapping[str, Any], factor_metric: str | None,

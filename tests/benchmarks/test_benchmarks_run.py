@@ -169,3 +169,9 @@ def test_e2e_benchmark_prints_coverage_bias_width_and_time_per_design_and_condit
     assert float(rows[1][3]) == pytest.approx(21.21, abs=0.05)  # the true 75 % point at TTFT 1.5 s
     refused = _run("benchmarks/e2e.py", "--designs", "nope", check=False)
     assert refused.returncode == 2 and "--designs: unknown nope" in refused.stderr
+
+
+def test_scoring_benchmark_prints_time_and_memory_against_json_load():
+    out = _run("benchmarks/scoring.py", "--requests", "200")
+    assert "json.load" in out and "score_traces core, 200 requests" in out and "200 scored" in out
+    assert "x json.load" in out and "traced MB" in out and "target: score <= 3x json.load time:" in out
