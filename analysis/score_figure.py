@@ -14,6 +14,7 @@ from analysis import figures  # the Agg backend and the shared rcParams, set on 
 from analysis.scoring import Surface
 
 plt = figures.plt
+NAMES = {"tokens_per_s": "decode rate", "chars_per_s": "characters per second", "ttft_ms": "TTFT"}
 
 
 def _limits(values: np.ndarray, tested: tuple[float, float], log: bool) -> tuple[float, float]:
@@ -64,12 +65,14 @@ def surface_figure(model: Mapping[str, Any], runs: list[tuple[str, Mapping[str, 
     ax.set_xlim(xlo, xhi)
     ax.set_ylim(ylo, yhi)
     ax.set_xlabel("TTFT (ms)")
-    ax.set_ylabel(f"{level_name} ({level_unit})")
+    ax.set_ylabel(f"{NAMES.get(level_name, level_name)} ({level_unit})")
     ax.legend(loc="lower right", fontsize=7)
     target = model["population"]["share"]
     hx.axvline(target, color="k", ls=":", lw=1)
     hx.set_xlabel("predicted share accepting, per request")
     hx.set_ylabel("requests")
+    if len(rows) > 1:
+        hx.legend(fontsize=7)
     title = "Predicted acceptability"
     if model.get("simulated"):
         title += f" — model from {model['label']}"
