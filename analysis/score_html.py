@@ -16,7 +16,7 @@ from analysis.scoring import fmt_share
 
 def _why(cause: str) -> str:
     return {"rate": _("slow decode rate"), "ttft": _("long time to first token"),
-            "none": _("no single cause")}.get(cause, cause)
+            "none": _("not held back (acceptable)")}.get(cause, cause)
 
 
 def comparison_sentence(cmp: Mapping[str, Any] | None) -> str:

@@ -47,7 +47,7 @@ def summary(result: Mapping[str, Any], title: str = "") -> list[str]:
         lines.append(f"  {100 * edges[i]:3.0f}–{100 * edges[i + 1]:3.0f} % |{'#' * round(30 * c / top):<30}| {c}")
     lines.append("worst requests:")
     for w in result["worst"]:
-        cause = {"rate": "slow decode rate", "ttft": "long TTFT", "none": "no single cause"}[w["cause"]]
+        cause = {"rate": "slow decode rate", "ttft": "long TTFT", "none": "not held back (acceptable)"}[w["cause"]]
         lines.append(f"  {w['id']}: {fmt_share(w['share'])} accept ({fmt_share(w['low'])} – {fmt_share(w['high'])})"
                      f"; TTFT {_num(w['ttft_ms'], 'ms')}, {_num(w['tokens_per_s'], 'tokens/s', 1)}, "
                      f"{_num(w['chars_per_s'], 'chars/s', 1)}, stalls {_num(w['stall_total_ms'], 'ms')}"

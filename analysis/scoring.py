@@ -108,11 +108,11 @@ def _interval(values: np.ndarray) -> list[float]:
     return [float(lo), float(hi)]
 
 
-def _why(surface: Surface, req: Request, share: float) -> dict[str, Any]:
+def _why(surface: Surface, req: Request, share: float, target: float) -> dict[str, Any]:
     """Which predictor holds a request back, on the fitting axis: TTFT's part is how far its TTFT raises the
     population's median threshold above the threshold at the best TTFT tested; the rate's part is how far the
     request's rate lies below that best-TTFT threshold. The larger part names the cause ("none" when the request
-    is accepted by most and neither part is positive)."""
+    is acceptable to the population share asked for, or neither part is positive)."""
     sign = surface.sign
     x = math.log(req.level) if surface.log else float(req.level)
     best_t = surface.tested[1][0] if len(surface.tested) > 1 else 0.0
@@ -122,7 +122,7 @@ def _why(surface: Surface, req: Request, share: float) -> dict[str, Any]:
     if len(surface.tested) > 1 and req.second is not None:
         parts["ttft"] = float(sign * (mu[1] - mu[0]))
     cause = max(parts, key=parts.get)
-    if parts[cause] <= 0 and share >= 0.5:
+    if share >= target or parts[cause] <= 0:
         cause = "none"
     return {"cause": cause, "penalty": {k: round(v, 4) for k, v in parts.items()}}
 
@@ -199,7 +199,7 @@ def score(model: Mapping[str, Any], requests: Sequence[Request], *, population_s
                      "ttft_ms": r.ttft_ms, "tokens_per_s": r.tokens_per_s, "chars_per_s": r.chars_per_s,
                      "stall_total_ms": r.stall_total_ms, "extrapolated": bool(extrapolated[i])})
     order = np.argsort(point, kind="stable")[:worst]
-    result["worst"] = [{**rows[i], **_why(surface, usable[i], float(point[i]))} for i in order]
+    result["worst"] = [{**rows[i], **_why(surface, usable[i], float(point[i]), target)} for i in order]
     result["requests"] = rows
     if kept is not None:
         result["_draws"] = np.hstack(kept) if kept else np.empty((draws, 0))
