@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -36,33 +37,41 @@ class NotFast(Exception):
     """This file (or a request in it) goes through the importer instead."""
 
 
-def _num(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+def _floats(values: list) -> np.ndarray:
+    """A list of numbers as floats; ``NotFast`` for anything else (text, null, bool, not finite)."""
+    try:
+        out = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise NotFast from None
+    if out.ndim != 1 or not np.isfinite(out).all() or any(type(v) is bool for v in values[:1]):
         raise NotFast
-    return float(v)
+    return out
 
 
-def _request(rid: str, ttft_s: float, gaps_s: list, text: str, out_tokens: int, second: str | None,
-             level: str, prompt: str = "") -> Request:
-    gaps = np.fromiter(map(_num, gaps_s), dtype=float, count=len(gaps_s)) if gaps_s else np.empty(0)
-    if (gaps < 0).any() or out_tokens < 0:
+def _metrics(ttft_s: np.ndarray, itls: list[list], texts: list[str], out_tokens: np.ndarray
+             ) -> dict[str, np.ndarray]:
+    """Per request, vectorised over all requests: TTFT and end time (ms), decode rate, chars/s, stall total."""
+    counts = np.fromiter(map(len, itls), dtype=np.int64, count=len(itls))
+    flat = _floats(list(chain.from_iterable(itls))) if counts.sum() else np.empty(0)
+    if (flat < 0).any():
         raise NotFast  # times going backwards: the importer names the request
-    # chunk times as the importer computes them (a running sum in seconds, then ms), so gaps match to the bit
-    times = (ttft_s + np.cumsum(gaps)) * 1000.0 if len(gaps) else np.empty(0)
-    t_all = np.concatenate([[ttft_s * 1000.0], times])
-    itl = np.diff(t_all)
-    ttft_ms, e2e = float(t_all[0]), float(t_all[-1])
-    tps = cps = None
-    if e2e > ttft_ms:
-        decode_s = (e2e - ttft_ms) / 1000.0
-        tps = max(out_tokens - 1, 0) / decode_s
-        chars = count_chars(text)
-        chunks = len(t_all)
-        cps = (chars - chars / chunks) / decode_s if chars >= chunks else None
-    stalls = itl[itl > DEFAULT_STALL_THRESHOLD_MS]
-    values = {"tokens_per_s": tps, "chars_per_s": cps, "ttft_ms": ttft_ms}
-    return Request(id=rid, level=values[level], second=values[second] if second else None, ttft_ms=ttft_ms,
-                   tokens_per_s=tps, chars_per_s=cps, stall_total_ms=math.fsum(stalls.tolist()), prompt=prompt)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    has = counts > 0
+    total_s = np.zeros(len(itls))
+    stall_ms = np.zeros(len(itls))
+    if flat.size:
+        gap_ms = flat * 1000.0
+        total_s[has] = np.add.reduceat(flat, starts[has])
+        stall_ms[has] = np.add.reduceat(np.where(gap_ms > DEFAULT_STALL_THRESHOLD_MS, gap_ms, 0.0), starts[has])
+    ttft_ms = ttft_s * 1000.0
+    e2e_ms = (ttft_s + total_s) * 1000.0
+    decode_s = (e2e_ms - ttft_ms) / 1000.0
+    chars = np.fromiter(map(count_chars, texts), dtype=float, count=len(texts))
+    chunks = counts + 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tps = np.where(decode_s > 0, np.maximum(out_tokens - 1, 0) / decode_s, np.nan)
+        cps = np.where((decode_s > 0) & (chars >= chunks), (chars - chars / chunks) / decode_s, np.nan)
+    return {"ttft_ms": ttft_ms, "tokens_per_s": tps, "chars_per_s": cps, "stall_total_ms": stall_ms}
 
 
 def load(path: Path, fmt: str, model: dict[str, Any]) -> tuple[list[Request], int]:
@@ -84,7 +93,7 @@ def load(path: Path, fmt: str, model: dict[str, Any]) -> tuple[list[Request], in
     if any(len(doc[k]) != n for k in REQUIRED) or (errors is not None and
                                                   (not isinstance(errors, list) or len(errors) != n)):
         raise NotFast
-    out, skipped = [], 0
+    keep, skipped = [], 0
     for i in range(n):
         text = texts[i]
         if errors is not None and errors[i]:
@@ -92,12 +101,22 @@ def load(path: Path, fmt: str, model: dict[str, Any]) -> tuple[list[Request], in
             continue
         if text is not None and not isinstance(text, str):
             raise NotFast
-        ttft = _num(ttfts[i])
-        if not text or ttft == 0:
+        if not text or ttfts[i] == 0:
             skipped += 1
             continue
-        out_tokens = lens[i]
-        if isinstance(out_tokens, bool) or not isinstance(out_tokens, int) or not isinstance(itls[i], list):
+        if not isinstance(itls[i], list) or isinstance(lens[i], bool) or not isinstance(lens[i], int):
             raise NotFast
-        out.append(_request(f"{fmt}:{i}", ttft, itls[i], text, out_tokens, second, level))
+        keep.append(i)
+    if not keep:
+        return [], skipped
+    ttft = _floats([ttfts[i] for i in keep])
+    m = _metrics(ttft, [itls[i] for i in keep], [texts[i] for i in keep],
+                 np.array([lens[i] for i in keep], dtype=float))
+    cols = {k: [None if math.isnan(v) else v for v in m[k].tolist()] for k in ("tokens_per_s", "chars_per_s")}
+    ttft_ms, stalls = m["ttft_ms"].tolist(), m["stall_total_ms"].tolist()
+    values = {"tokens_per_s": cols["tokens_per_s"], "chars_per_s": cols["chars_per_s"], "ttft_ms": ttft_ms}
+    first, other = values[level], values[second] if second else None
+    out = [Request(id=f"{fmt}:{i}", level=first[j], second=other[j] if other else None, ttft_ms=ttft_ms[j],
+                   tokens_per_s=cols["tokens_per_s"][j], chars_per_s=cols["chars_per_s"][j],
+                   stall_total_ms=stalls[j]) for j, i in enumerate(keep)]
     return out, skipped

@@ -61,7 +61,7 @@ def requests_from_metrics(model: Mapping[str, Any], metrics: Iterable[StreamMetr
 class Surface:
     """The model's population parameters: at its point estimate and as draws, evaluated at any request."""
 
-    def __init__(self, model: Mapping[str, Any], draws: int = 400, seed: int = 0) -> None:
+    def __init__(self, model: Mapping[str, Any], draws: int = 200, seed: int = 0) -> None:
         pop = model["population"]
         self.model = model
         self.log = model["predictors"][0]["axis"] == "log"
@@ -128,7 +128,7 @@ def _why(surface: Surface, req: Request, share: float, target: float) -> dict[st
 
 
 def score(model: Mapping[str, Any], requests: Sequence[Request], *, population_share: float | None = None,
-          draws: int = 400, seed: int = 0, worst: int = WORST, keep_draws: bool = False) -> dict[str, Any]:
+          draws: int = 200, seed: int = 0, worst: int = WORST, keep_draws: bool = False) -> dict[str, Any]:
     """The JSON-ready score of a run (keys in docs/scoring.md, "score_traces --json"). ``keep_draws`` adds the
     per-request draws (``_draws``, not JSON) for a comparison."""
     target = float(model["population"]["share"] if population_share is None else population_share)

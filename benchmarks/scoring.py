@@ -11,7 +11,7 @@ server), so the file has the sample's texts and realistic spreads of TTFT and de
 Each measurement runs in a fresh subprocess (imports, the tokenizer and the model loaded before the clock
 starts), once untraced for wall time and peak RSS and once under ``tracemalloc`` for the peak of Python
 allocations; the score is ``analysis.score_input.load_requests`` (the importer, the stream core's metrics) plus
-``analysis.scoring.score`` (400 draws from the model), what ``manage.py score_traces --json`` does before printing.
+``analysis.scoring.score`` (200 draws from the model), what ``manage.py score_traces --json`` does before printing.
 Target: score ≤ 3× the time of json.load.
 """
 
@@ -90,11 +90,11 @@ def child(kind: str, path: str, traced: bool) -> None:
     model = None
     if kind == "score":
         import analysis.scoring  # noqa: F401
-        import playback.importers.vllm  # noqa: F401
         from analysis import perception_model
         from analysis.demo_model import DEMO_MODEL_PATH
-        from playback import tokenizers
+        from playback import importers, tokenizers
 
+        importers.available_formats()  # every importer module imported (detection asks each)
         model = perception_model.load(DEMO_MODEL_PATH)
         tokenizers.get(str(tokenizers.for_model("Qwen/Qwen3.6-27B"))).pieces("warm up")
     rss_before = peak_rss_kb()

@@ -34,7 +34,7 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=importers.FORMAT_NAMES, help="skip auto-detection")
         parser.add_argument("--json", action="store_true", help="print the score as JSON (keys in docs/scoring.md)")
         parser.add_argument("--html", metavar="OUT", help="write a one-page HTML report with the plot")
-        parser.add_argument("--draws", type=int, default=400, help="draws from the model's uncertainty")
+        parser.add_argument("--draws", type=int, default=200, help="draws from the model's uncertainty")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--language", default="en", choices=[code for code, _n in settings.LANGUAGES],
                             help="the HTML report's language")
