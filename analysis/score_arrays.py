@@ -82,7 +82,8 @@ def load(path: Path, fmt: str, model: dict[str, Any]) -> tuple[list[Request], in
     if fmt not in ARRAY_FORMATS or "chars_per_s" in (level, second):
         raise NotFast
     try:
-        doc = json.loads(path.read_bytes().decode("utf-8-sig"))
+        with path.open(encoding="utf-8-sig") as f:
+            doc = json.load(f)
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise NotFast from None  # several documents (--append-result), or broken: the importer says which
     if not isinstance(doc, dict) or not all(isinstance(doc.get(k), list) for k in REQUIRED):
