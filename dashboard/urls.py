@@ -4,6 +4,7 @@ tests/dashboard/test_access.py walks this list, so a new route is checked for is
 from django.urls import path
 
 from dashboard import views as v
+from dashboard import views_model as vm
 from dashboard import views_participants as vp
 from dashboard import views_plan as vpl
 from dashboard import views_results as vr
@@ -38,6 +39,7 @@ urlpatterns = [
     path("<slug:slug>/analysis/status.json", vr.analysis_status, name="analysis_status"),
     path("<slug:slug>/analysis/file/", vr.analysis_file, name="analysis_file"),
     path("<slug:slug>/analysis/run/<int:run>/<path:name>", vr.analysis_run_file, name="analysis_run_file"),
+    path("<slug:slug>/analysis/model.json", vm.model_json, name="perception_model"),
     # planner: expected headline intervals per participant count, computed in the background
     path("<slug:slug>/plan/", vpl.plan_page, name="plan"),
     path("<slug:slug>/plan/start/", vpl.plan_start, name="plan_start"),

@@ -187,3 +187,9 @@ def test_smoothers_benchmark_prints_a_row_per_pattern_and_strategy_and_refuses_u
     assert float(rows[("blob", "typewriter")][7]) > 1500
     refused = _run("benchmarks/smoothers.py", "--patterns", "nope", check=False, timeout=60)
     assert refused.returncode == 2 and "--patterns: unknown nope" in refused.stderr
+
+
+def test_scoring_benchmark_prints_time_and_memory_against_json_load():
+    out = _run("benchmarks/scoring.py", "--requests", "200")
+    assert "json.load" in out and "score_traces core, 200 requests" in out and "200 scored" in out
+    assert "x json.load" in out and "traced MB" in out and "target: score <= 3x json.load time:" in out
