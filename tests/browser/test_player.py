@@ -202,7 +202,13 @@ def test_batch_lag_is_bounded_by_interval_plus_two_frames(run, pid):
 @pytest.mark.parametrize("pid", [p for p in IDS if p.startswith("smooth")])
 def test_smooth_drains_steadily_without_bursts_or_pauses(run, pid):
     paints = [p for p in run[pid]["paints"] if p["channel"] == "content"]
-    assert max(p["chars"] for p in paints) <= SMOOTH["maxChars"]
+    # No bursts: at most maxChars per 60 Hz frame of time since the browser's previous frame (a browser that
+    # skipped frames, as Firefox and WebKit here do under load, is allowed the characters of the skipped ones).
+    times = run[pid]["frame_times"]
+    for p in paints:
+        before = bisect.bisect_left(times, p["perf_ms"] - 0.01)
+        dt = p["perf_ms"] - times[before - 1] if before else FRAME_MS
+        assert p["chars"] <= SMOOTH["maxChars"] * max(1, round(dt / FRAME_MS)), (p["chars"], round(dt, 1))
     # The typewriter paints on most frames while text flows: p95 of the gaps is at most two of the browser's
     # frames. Counted in frames, not milliseconds, so that a frame the loaded browser itself drew late (a busy CI
     # machine) is not taken for a pause of the renderer's.
