@@ -166,8 +166,14 @@ def test_indicator_leaves_in_the_frame_of_the_first_paint(run, pid):
 def test_reasoning_box_streams_thinking_then_closes_as_a_record(run, pid):
     reasoning = [f for f in run[pid]["frames"] if f["channel"] == "reasoning"]
     assert len(reasoning) == len([f for f in SPEC[pid]["schedule"] if f["channel"] == "reasoning"])
-    assert all(f["painted_ms"] is not None and f["painted_ms"] < run[pid]["summary"]["first_paint_ms"]
-               for f in reasoning)
+    first_paint = run[pid]["summary"]["first_paint_ms"]
+    answer_due = content_frames(pid)[0]["t_ms"]
+    for f in reasoning:
+        assert f["painted_ms"] is not None and f["painted_ms"] <= first_paint
+        if f["painted_ms"] == first_paint:
+            # only when the browser drew no frame between this thought's due time and the answer's (a loaded
+            # WebKit drew one frame in 240 ms here): both are due in the same frame, and the box closes in it
+            assert frames_late(run[pid], [f["t_ms"]], [answer_due - 0.02]) == [0], (f, first_paint)
     lags = [round(f["painted_minus_scheduled"], 1) for f in reasoning]
     assert all(lag >= 0 for lag in lags), lags
     late = frames_late(run[pid], [f["t_ms"] for f in reasoning], [f["painted_ms"] for f in reasoning])
