@@ -354,6 +354,11 @@ MODULES["smooth"] = (() => {
   // in about `drainMs` whatever rhythm the network has, without bursts (at most `maxChars` per frame) or crawls
   // (at least `minChars` per frame while anything is waiting). Like the smoothers of the Vercel AI SDK.
   // Characters are code points, so a surrogate pair is never split.
+  // `maxChars` is per 60 Hz frame of elapsed time: a browser that draws fewer frames (a loaded machine, WebKit
+  // painting without a GPU, a throttled page) is allowed the characters of the frames it skipped, so the backlog
+  // still drains in about `drainMs` instead of falling seconds behind at 24 characters a frame.
+
+  const FRAME_MS = 1000 / 60;
 
   function createStrategy(sink, opts = {}) {
     const drainMs = opts.drainMs ?? 120;
@@ -366,12 +371,13 @@ MODULES["smooth"] = (() => {
     return {
       push(piece) { pending.push(...Array.from(piece.text)); },
       tick(now) {
-        const dt = last === null ? 1000 / 60 : Math.max(0, now - last);
+        const dt = last === null ? FRAME_MS : Math.max(0, now - last);
         last = now;
         if (!pending.length) { credit = 0; return; }
         credit += (pending.length * Math.min(dt, drainMs)) / drainMs;
         let n = Math.floor(credit);
-        n = Math.min(pending.length, Math.max(minChars, Math.min(maxChars, n)));
+        const cap = maxChars * Math.max(1, Math.round(dt / FRAME_MS));
+        n = Math.min(pending.length, Math.max(minChars, Math.min(cap, n)));
         credit = Math.min(1, Math.max(0, credit - n)); // carry only the fraction: no catch-up bursts
         sink.reveal(pending.splice(0, n).join(""));
       },

@@ -3,6 +3,7 @@ agree with the server's definitions (playback/metrics.py percentile)."""
 
 from __future__ import annotations
 
+import bisect
 import random
 
 import pytest
@@ -12,13 +13,18 @@ from playback.metrics import percentile
 
 pytestmark = pytest.mark.browser
 
-# A timer stands in for the socket: setTimeout is late by a few ms, and the frame is painted on the next rAF.
-LIVE_P95_MS = 50.0
+# A timer stands in for the socket: setTimeout is late by a few ms, and the frame is painted on the next rAF:
+# p95 within three of the browser's frames (50 ms at 60 Hz). Counted in the engine's own frames, as in
+# test_player.py: Firefox and WebKit here draw at 30 Hz or slower while the machine is loaded, and a frame the
+# browser itself drew late is not the player's lateness (the milliseconds are in the failure message).
+LIVE_P95_FRAMES = 3
 
 
 @pytest.fixture(scope="module")
 def live(open_player_page, screenshot_dir):
     page = open_player_page(width=1200, height=900)
+    page.evaluate("() => { window.__frameTimes = []; const f = (t) => { window.__frameTimes.push(t);"
+                  " requestAnimationFrame(f); }; requestAnimationFrame(f); }")
     players = [
         {"id": "live-token-en", "mode": "live", "schedule": schedule(english_pieces(120)),
          "options": {"strategy": "token", "indicator": "dots", "lang": "en"}},
@@ -32,6 +38,9 @@ def live(open_player_page, screenshot_dir):
     page.screenshot(path=str(screenshot_dir / "live-midstream.png"))  # mid-stream look; not a timed run
     page.wait_for_function("window.__pacelab.done", timeout=20_000, polling=200)
     results = page.evaluate("window.__pacelab.results()")
+    frame_times = page.evaluate("window.__frameTimes")
+    for r in results.values():
+        r["frame_times"] = frame_times
     assert page.js_errors == []
     return page, {p["id"]: p for p in players}, results
 
@@ -51,10 +60,31 @@ def test_plain_format_shows_the_text_verbatim(live):
     assert results["live-word-en-plain"]["textContent"] == source
 
 
-def test_live_token_paints_within_a_few_frames_of_the_servers_schedule(live):
+@pytest.mark.parametrize("pid", ["live-token-en", "live-smooth-zh", "live-word-en-plain"])
+def test_no_live_frame_is_painted_before_it_arrived(live, pid):
+    # The feeder pushes a frame at or after start + t_ms. Chromium and Firefox stamp an animation frame with its
+    # vsync time, which on a busy main thread precedes frames delivered just before the callback ran; the
+    # player's paint times must not (19 of 120 frames were logged before they arrived, in Chromium, before).
     _, _, results = live
-    summary = results["live-token-en"]["summary"]
-    assert 0 <= summary["p50_ms"] <= summary["p95_ms"] <= LIVE_P95_MS
+    lags = [f["painted_minus_scheduled"] for f in results[pid]["frames"]
+            if f["channel"] == "content" and not f.get("empty")]
+    assert min(lags) >= 0, sorted(lags)[:5]
+
+
+def test_live_token_paints_within_a_few_frames_of_the_servers_schedule(live):
+    _, spec, results = live
+    result = results["live-token-en"]
+    summary = result["summary"]
+    assert 0 <= summary["p50_ms"] <= summary["p95_ms"]
+    first = result["paints"][0]
+    start = first["perf_ms"] - first["t_ms"]  # the player's start on the frames' clock
+    times = result["frame_times"]
+    painted = {f["seq"]: f["painted_ms"] for f in result["frames"] if f["channel"] == "content"}
+    late = sorted(bisect.bisect_right(times, start + painted[f["seq"]] + 0.01)
+                  - bisect.bisect_right(times, start + f["t_ms"])
+                  for f in spec["live-token-en"]["schedule"] if f["channel"] == "content")
+    assert percentile(late, 95) <= LIVE_P95_FRAMES, (
+        f"frames late p95 {percentile(late, 95)}; ms p50 {summary['p50_ms']:.1f} p95 {summary['p95_ms']:.1f}")
 
 
 def test_client_percentile_matches_the_servers(live):

@@ -168,8 +168,14 @@ def test_indicator_leaves_in_the_frame_of_the_first_paint(run, pid):
 def test_reasoning_box_streams_thinking_then_closes_as_a_record(run, pid):
     reasoning = [f for f in run[pid]["frames"] if f["channel"] == "reasoning"]
     assert len(reasoning) == len([f for f in SPEC[pid]["schedule"] if f["channel"] == "reasoning"])
-    assert all(f["painted_ms"] is not None and f["painted_ms"] < run[pid]["summary"]["first_paint_ms"]
-               for f in reasoning)
+    first_paint = run[pid]["summary"]["first_paint_ms"]
+    answer_due = content_frames(pid)[0]["t_ms"]
+    for f in reasoning:
+        assert f["painted_ms"] is not None and f["painted_ms"] <= first_paint
+        if f["painted_ms"] == first_paint:
+            # only when the browser drew no frame between this thought's due time and the answer's (a loaded
+            # WebKit drew one frame in 240 ms here): both are due in the same frame, and the box closes in it
+            assert frames_late(run[pid], [f["t_ms"]], [answer_due - 0.02]) == [0], (f, first_paint)
     lags = [round(f["painted_minus_scheduled"], 1) for f in reasoning]
     assert all(lag >= 0 for lag in lags), lags
     late = frames_late(run[pid], [f["t_ms"] for f in reasoning], [f["painted_ms"] for f in reasoning])
@@ -204,7 +210,13 @@ def test_batch_lag_is_bounded_by_interval_plus_two_frames(run, pid):
 @pytest.mark.parametrize("pid", [p for p in IDS if p.startswith("smooth")])
 def test_smooth_drains_steadily_without_bursts_or_pauses(run, pid):
     paints = [p for p in run[pid]["paints"] if p["channel"] == "content"]
-    assert max(p["chars"] for p in paints) <= SMOOTH["maxChars"]
+    # No bursts: at most maxChars per 60 Hz frame of time since the browser's previous frame (a browser that
+    # skipped frames, as Firefox and WebKit here do under load, is allowed the characters of the skipped ones).
+    times = run[pid]["frame_times"]
+    for p in paints:
+        before = bisect.bisect_left(times, p["perf_ms"] - 0.01)
+        dt = p["perf_ms"] - times[before - 1] if before else FRAME_MS
+        assert p["chars"] <= SMOOTH["maxChars"] * max(1, round(dt / FRAME_MS)), (p["chars"], round(dt, 1))
     # The typewriter paints on most frames while text flows: p95 of the gaps is at most two of the browser's
     # frames. Counted in frames, not milliseconds, so that a frame the loaded browser itself drew late (a busy CI
     # machine) is not taken for a pause of the renderer's.

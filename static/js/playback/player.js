@@ -80,6 +80,7 @@ export function createPlayer(options = {}) {
   let timerId = null;
   let lastRaf = null;
   let design = null; // the strategy's intended paint times (designclock.js), from start()
+  let lastTick = null; // the clock of the previous tick: a player's paint times never go back
 
   // Content frames in reveal order with their [charStart, charEnd) in the revealed text.
   const pendingContent = [];
@@ -143,6 +144,12 @@ export function createPlayer(options = {}) {
       if (lastRaf !== null) log.rafGaps.push(now - lastRaf);
       lastRaf = now;
     }
+    // Chromium and Firefox stamp an animation frame with its vsync time, which on a busy main thread is tens of
+    // ms before the callback runs and before frames a socket (or timer) delivered meanwhile (WebKit stamps the
+    // callback's own time). Nothing is painted before it arrived, nor before an earlier paint of this player.
+    if (inbox.length) now = Math.max(now, inbox[inbox.length - 1][1]);
+    if (lastTick !== null) now = Math.max(now, lastTick);
+    lastTick = now;
     const rel = now - start;
     if (schedule) {
       while (next < schedule.length && schedule[next].t_ms <= rel) {
