@@ -17,6 +17,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 TWO_FRAMES_MS = 33.4  # two frames at 60 Hz: the bound docs/rendering.md and playback/fidelity.py use
 LOADED_MS = 50.0      # allowed when the machine is busy (load average above one per core)
+# Four players share one page, so a loaded browser draws frames late; as in test_live_and_fidelity.py the bound
+# is also counted in the page's own frames (three median frame intervals), so the browser's pause is not blamed
+# on the player (the milliseconds are printed).
+PAGE_FRAMES = 3
 
 PARAMS = {
     "src": "demo", "name": "en-chat-coffee", "seed": "1", "n": "4",
@@ -58,20 +62,25 @@ def page(browser, site, designer):
     page.close()
 
 
-def _bound() -> float:
+def _bound(frame_times: list[float]) -> float:
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
-    return LOADED_MS if load > 1.0 else TWO_FRAMES_MS
+    gaps = sorted(b - a for a, b in zip(frame_times, frame_times[1:]))
+    own = PAGE_FRAMES * gaps[len(gaps) // 2] if gaps else 0.0
+    return max(LOADED_MS if load > 1.0 else TWO_FRAMES_MS, own)
 
 
 def test_four_variants_play_side_by_side_and_their_paint_logs_are_stored(page, designer, screenshot_dir):
     assert dict(parse_qsl(page.url.split("?", 1)[1])) == playground.to_params(playground.parse(PARAMS).config)
     assert page.locator(".pg-panel").count() == 4
+    page.evaluate("() => { window.__frameTimes = []; const f = (t) => { window.__frameTimes.push(t);"
+                  " requestAnimationFrame(f); }; requestAnimationFrame(f); }")
     page.click("#pg-play")
     wait_js(page, "window.__playground.started", timeout=15_000)
     page.wait_for_timeout(1500)
     page.screenshot(path=str(screenshot_dir / "playground-4-variants.png"), full_page=True)
     wait_js(page, "window.__playground.done", timeout=60_000, polling=200)
     results = page.evaluate("window.__playground.results()")
+    frame_times = page.evaluate("window.__frameTimes")
     assert [e for e in page.js_errors if not e.startswith("Failed to load resource")] == []
 
     config = playground.parse(PARAMS).config
@@ -100,7 +109,7 @@ def test_four_variants_play_side_by_side_and_their_paint_logs_are_stored(page, d
         print(f"playground {letter} {render}/{mode}: server p50 {p50:.1f} ms, p95 {p95:.1f} ms "
               f"(client p95 {client_p95:.1f} ms)")
     token_p95 = figures["a"][3]
-    bound = _bound()
+    bound = _bound(frame_times)
     print(f"prefetch token p95 painted - scheduled: {token_p95:.1f} ms (bound {bound} ms)")
     assert token_p95 <= bound
 
