@@ -9,13 +9,13 @@ from urllib.parse import parse_qsl
 import pytest
 from pagewait import wait_js
 
-from playback import playground, texts
-from playback.models_delivery import PaintReport, Playback
-from playback.services_delivery import playback_fidelity
+from playback.core import playground, texts
+from playback.models.delivery import PaintReport, Playback
+from playback.services.delivery import playback_fidelity
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-TWO_FRAMES_MS = 33.4  # two frames at 60 Hz: the bound docs/rendering.md and playback/fidelity.py use
+TWO_FRAMES_MS = 33.4  # two frames at 60 Hz: the bound docs/rendering.md and playback/core/fidelity.py use
 LOADED_MS = 50.0      # allowed when the machine is busy (load average above one per core)
 
 PARAMS = {
@@ -85,7 +85,7 @@ def test_four_variants_play_side_by_side_and_their_paint_logs_are_stored(page, d
         assert got["summary"]["unpainted"] == 0
         playback = Playback.objects.get(token=got["token"], owner=designer)
         assert playback.mode == variant.mode and playback.config["render"] == variant.render
-        assert playback.stream == stream.to_obj()
+        assert playback.core.stream == stream.to_obj()
         reports = list(PaintReport.objects.filter(playback=playback).order_by("batch"))
         assert reports and all(r.clock_offset_ms is not None for r in reports)
         entries = [e for r in reports for e in r.entries]

@@ -9,10 +9,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from playback import metrics, services, synth, texts, tokenizers
-from playback.importers.pacelab_jsonl import dump_jsonl, trace_line
-from playback.stream import StreamMeta
-from playback.timing import JITTERS, RATE_UNITS, STALL_DISTS, TimingSpec, TimingSpecError
+from playback.core import metrics, synth, texts, tokenizers
+from playback.core.importers.pacelab_jsonl import dump_jsonl, trace_line
+from playback.core.stream import StreamMeta
+from playback.core.timing import JITTERS, RATE_UNITS, STALL_DISTS, TimingSpec, TimingSpecError
+from playback.services import streams as services
 
 
 def read_text(source: str) -> str:
