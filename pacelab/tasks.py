@@ -7,11 +7,14 @@ again from its own periodic task (analysis: ``analysis.tasks.requeue_stale_jobs`
 sent twice runs once.
 
 A service names its task (``"analysis.tasks.run_analysis"``) rather than importing it: tasks call services, so a
-service importing its tasks module would close an import circle. Celery resolves the name in its registry.
+service importing its tasks module would close an import circle. The name is looked up in Celery's registry; a
+process that has not imported the app's tasks module yet (a web process: Celery imports the ``tasks`` modules only
+in workers) imports it here first, at run time, as Celery's own ``send_task`` by name would leave to the worker.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 from typing import Any
@@ -25,7 +28,7 @@ log = logging.getLogger("pacelab")
 def enqueue(task: Any, *args: Any) -> bool:
     """Send ``task(*args)`` (a task, or its registered name); ``False`` (logged) when the broker cannot take it now."""
     if isinstance(task, str):
-        task = current_app.tasks[task]
+        task = registered(task)
     if settings.CELERY_TASK_ALWAYS_EAGER:
         threading.Thread(target=task.apply, args=(args,), daemon=True, name=f"task-{task.name}").start()
         return True
@@ -36,3 +39,10 @@ def enqueue(task: Any, *args: Any) -> bool:
                     exc)
         return False
     return True
+
+
+def registered(name: str) -> Any:
+    """The task registered as ``name`` (``"analysis.tasks.run_analysis"``), its module imported if need be."""
+    if name not in current_app.tasks:
+        importlib.import_module(name.rpartition(".")[0])
+    return current_app.tasks[name]
