@@ -112,7 +112,7 @@ def trial_replay(study: Study, trial_id: Any, position: Any = 0) -> dict[str, An
     if link is None:
         return None
     playback = link.playback
-    data = replay.build(playback.core.stream, _entries([playback.pk]).get(playback.pk, []),
+    data = replay.build(playback.stream, _entries([playback.pk]).get(playback.pk, []),
                         bound_ms=fidelity_bound_ms(study.spec))
     positions = list(TrialPlayback.objects.filter(trial=trial, showing=trial.plays).order_by("position")
                      .values_list("position", flat=True))

@@ -39,10 +39,10 @@ def _bind(token: str, user: Any, session_key: str | None):
     playback = services.playback_for_socket(token=token, user=user, session_key=session_key)
     if playback is None:
         return None, []
-    frames = protocol.frames_of_stored(playback.core.stream)
+    frames = protocol.frames_of_stored(playback.stream)
     # The stored stream (thousands of small lists) is not kept for the socket's life: the frames hold it all,
     # and fewer long-lived objects keep the collector's full passes short. Deleting a field makes it deferred.
-    del playback.core.stream
+    del playback.stream
     return playback, (protocol.LiveFrames.of(frames) if playback.mode == "live" else frames)
 
 

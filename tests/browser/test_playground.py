@@ -85,7 +85,7 @@ def test_four_variants_play_side_by_side_and_their_paint_logs_are_stored(page, d
         assert got["summary"]["unpainted"] == 0
         playback = Playback.objects.get(token=got["token"], owner=designer)
         assert playback.mode == variant.mode and playback.config["render"] == variant.render
-        assert playback.core.stream == stream.to_obj()
+        assert playback.stream == stream.to_obj()
         reports = list(PaintReport.objects.filter(playback=playback).order_by("batch"))
         assert reports and all(r.clock_offset_ms is not None for r in reports)
         entries = [e for r in reports for e in r.entries]
