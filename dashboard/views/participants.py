@@ -49,7 +49,7 @@ def _replay_or_404(request: HttpRequest, study) -> dict:
 @with_study("view")
 def replay_page(request: HttpRequest, study) -> HttpResponse:
     data = _replay_or_404(request, study)
-    return render(request, "dashboard/core/replay.html", {"study": study, "replay": data, "summary": data["summary"]})
+    return render(request, "dashboard/replay.html", {"study": study, "replay": data, "summary": data["summary"]})
 
 
 @never_cache

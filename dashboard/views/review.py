@@ -95,7 +95,7 @@ def quality(request: HttpRequest, study) -> HttpResponse:
             arrow = "▲" if sort == key else "▼" if sort == f"-{key}" else ""
         headers.append({"key": key, "label": label, "numeric": numeric, "href": href, "arrow": arrow})
     due_bonuses = payments.bonus_rows(rows)
-    return render(request, "dashboard/core/quality.html", {
+    return render(request, "dashboard/quality.html", {
         "study": study, "page": page, "counts": review.counts(rows), "pending": pending,
         "can_decide": access.can(study.role, "edit"),
         "param": payments.participant_param(study.spec), "filters": chosen, "sort": sort,
@@ -190,5 +190,5 @@ def reconcile_page(request: HttpRequest, study) -> HttpResponse:
             except reconcile.ExportError as exc:
                 error = str(exc)
     groups = [(kind, MISMATCHES[kind], result.mismatches[kind]) for kind in reconcile.KINDS] if result else []
-    return render(request, "dashboard/core/reconcile.html", {"study": study, "result": result, "error": error,
+    return render(request, "dashboard/reconcile.html", {"study": study, "result": result, "error": error,
                                                          "groups": groups})

@@ -132,7 +132,7 @@ def playground_page(request: HttpRequest) -> HttpResponse:
     items = _playbacks(request.user, result.config, built)
     variants_form = list(result.config.variants)
     variants_form += [playground.Variant()] * (playground.MAX_VARIANTS - len(variants_form))
-    return render(request, "playback/core/playground.html", {
+    return render(request, "playback/playground.html", {
         "config": result.config,
         "query": playground.to_query(result.config),
         "errors": [*result.errors, *built.errors],
