@@ -1,5 +1,5 @@
 """Reads for ``export_model`` and the dashboard's "Download the perception model": a study's finished analysis run
-as a perception model file (``analysis.perception_model``). Whether the participants were bots is read from the
+as a perception model file (``analysis.stats.perception_model``). Whether the participants were bots is read from the
 sessions (a bot's panel id is ``bot-<run>-<n>`` and its browser ``PaceLab-bot``): any bot marks the model
 simulated, so a model is never labelled human data when some of it was not.
 """
@@ -10,8 +10,8 @@ from typing import Any
 
 from django.db.models import Q
 
-from analysis import perception_model
 from analysis.models import AnalysisRun
+from analysis.stats import perception_model
 from studyapp.models import Session, Study
 
 

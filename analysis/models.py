@@ -111,7 +111,7 @@ class AnalysisFile(models.Model):
 
 
 class PlanRun(models.Model):
-    """A planner run for a study (``analysis.planning``): how well each participant count would pin down the
+    """A planner run for a study (``analysis.stats.planning``): how well each participant count would pin down the
     headline, computed in the background before the study opens, with its progress (simulated studies done)."""
 
     class State(models.TextChoices):

@@ -1,6 +1,6 @@
 """Writes of the planner: requesting a plan for a study, computing it (in a task or inline) with its progress.
 
-The simulation is ``analysis.planning`` (pure); this module keeps the ``PlanRun`` row as the record, so the
+The simulation is ``analysis.stats.planning`` (pure); this module keeps the ``PlanRun`` row as the record, so the
 dashboard shows a plan computed in the background (a Celery task in production, a thread in the embedded mode:
 ``pacelab.tasks.enqueue``, as analysis runs) or by ``manage.py plan_study``.
 """
@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from django.db import transaction
 from django.utils import timezone
 
-from analysis import planning
 from analysis.models import PlanRun
+from analysis.stats import planning
 from pacelab.tasks import enqueue
-from studyapp import bot_models
+from studyapp.bots import observers as bot_models
 from studyapp.models import Study
 
 log = logging.getLogger("pacelab")
@@ -27,7 +27,6 @@ ACTIVE = (PlanRun.State.QUEUED, PlanRun.State.RUNNING)
 def plan_request(*, study: Study, participants: Sequence[int] = planning.DEFAULT_PARTICIPANTS,
                  runs: int = planning.DEFAULT_RUNS, by=None) -> PlanRun:
     """The study's plan under way, or a new one enqueued on commit (default model)."""
-    from analysis.tasks import run_plan
 
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()  # one request at a time per study
@@ -36,7 +35,7 @@ def plan_request(*, study: Study, participants: Sequence[int] = planning.DEFAULT
             return active
         plan = PlanRun.objects.create(study=study, participants=sorted({int(n) for n in participants}), runs=runs,
                                       model=planning.DEFAULT_MODEL.to_dict(), requested_by=by)
-        transaction.on_commit(lambda: enqueue(run_plan, plan.pk))
+        transaction.on_commit(lambda: enqueue("analysis.tasks.run_plan", plan.pk))
     return plan
 
 

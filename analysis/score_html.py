@@ -10,8 +10,8 @@ from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from analysis import score_figure
-from analysis.scoring import fmt_share
+from analysis.reporting import score_figure
+from analysis.stats.scoring import fmt_share
 
 
 def _why(cause: str) -> str:

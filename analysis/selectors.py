@@ -1,4 +1,4 @@
-"""Reads for the analysis layer: a study's rows from the database, handed to ``analysis.tidy``.
+"""Reads for the analysis layer: a study's rows from the database, handed to ``analysis.tables.tidy``.
 
 One query per model (sessions, trials, answers, the answered showings with their streams, paint reports), so the
 cost does not grow with a query per trial. Preview sessions are never analysed. A trial whose playbacks are
@@ -12,9 +12,9 @@ from collections.abc import Collection, Sequence
 import pandas as pd
 from django.db.models import F, OuterRef, Subquery
 
-from analysis import tidy
-from playback.models_delivery import PaintReport
-from playback.stream import Stream
+from analysis.tables import tidy
+from playback.core.stream import Stream
+from playback.models.delivery import PaintReport
 from studyapp.models import Answer, Session, Study, Trial, TrialPlayback
 
 SESSION_FIELDS = ("id", "panel_pid", "panel_study_id", "panel_session_id", "state", "group", "language",
@@ -31,7 +31,7 @@ def answered_showings(study: Study):
 
 
 def study_rows(study: Study, sessions: Collection[int] | None = None) -> tidy.StudyRows:
-    """Everything ``analysis.tidy`` needs about a study (or only about the ``sessions`` given), as plain rows."""
+    """Everything ``analysis.tables.tidy`` needs about a study (or only about the ``sessions`` given), as plain rows."""
     live: dict = {"session__study": study, "session__preview": False}
     only: dict = {}
     if sessions is not None:
@@ -63,6 +63,6 @@ def _rebuilder(study: Study):
 
 def study_frame(study: Study, *, rebuild: bool = True,
                 sessions: Collection[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(trials, participants) of a study (or of some of its ``sessions``): ``analysis.tidy`` over its rows,
+    """(trials, participants) of a study (or of some of its ``sessions``): ``analysis.tables.tidy`` over its rows,
     exclusions not yet applied."""
     return tidy.build(study_rows(study, sessions), rebuild=_rebuilder(study) if rebuild else None)

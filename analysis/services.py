@@ -16,19 +16,23 @@ import shutil
 import traceback
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from analysis import events, messages, pipeline, snapshot
+from analysis import events, messages, snapshot
 from analysis.models import ABANDONED_AFTER, AnalysisFile, AnalysisRun
+from analysis.stats import pipeline
 from pacelab.tasks import enqueue
 from studyapp.models import Study
 
 log = logging.getLogger("pacelab")
 ACTIVE = (AnalysisRun.State.QUEUED, AnalysisRun.State.RUNNING)
+RUN_ANALYSIS = "analysis.tasks.run_analysis"  # named, not imported: the tasks module imports this one
+STALE_AFTER = timedelta(seconds=60)
 
 
 def analysis_root() -> Path:
@@ -52,8 +56,6 @@ def analysis_request(*, study: Study, by=None, force: bool = False, enqueue_task
     returned). ``enqueue_task=False`` leaves running it to the caller (``manage.py analyze --inline``).
     ``language`` is the HTML report's (the requester's); a stored run keeps the language it was made in.
     """
-    from analysis.tasks import run_analysis
-
     version = snapshot.data_version(study)
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()  # one request at a time per study
@@ -67,7 +69,7 @@ def analysis_request(*, study: Study, by=None, force: bool = False, enqueue_task
             return run
         run = AnalysisRun.objects.create(study=study, data_version=version, requested_by=by, language=language)
         if enqueue_task:
-            transaction.on_commit(lambda: enqueue(run_analysis, run.pk))
+            transaction.on_commit(lambda: enqueue(RUN_ANALYSIS, run.pk))
     return run
 
 
@@ -106,7 +108,6 @@ def analysis_recover_lost(now=None) -> list[int]:
     from django.db.models import Q
 
     from analysis.models import LOST_STAGE, lost_after
-    from analysis.tasks import run_analysis
 
     now = now or timezone.now()
     cutoff = now - lost_after()
@@ -122,7 +123,7 @@ def analysis_recover_lost(now=None) -> list[int]:
         if marked:
             log.warning("analysis run %s: its worker was lost (silent since %s); sending it again",
                         run.pk, run.last_sign_of_life())
-            if enqueue(run_analysis, run.pk):
+            if enqueue(RUN_ANALYSIS, run.pk):
                 sent.append(run.pk)
     return sent
 
@@ -186,7 +187,9 @@ def _finish(run_id: int, lease: str, state: str, *, results=None, error: str = "
 
 def write_outputs(*, run: AnalysisRun, results: dict, out: Path, on_figure=None) -> list[tuple[str, str]]:
     """Figures (SVG, PNG, PDF), ``results.json``, ``methods.txt`` and ``report.html`` into ``out``."""
-    from analysis import figures, report
+    from analysis import report_page
+    from analysis.reporting import figures
+    from analysis.reporting import methods as report
 
     out.mkdir(parents=True, exist_ok=True)
     made = figures.render_all(results, out / "figures", on_figure=on_figure)
@@ -201,7 +204,7 @@ def write_outputs(*, run: AnalysisRun, results: dict, out: Path, on_figure=None)
     (out / "methods.txt").write_text(methods + "\n", encoding="utf-8")
     (out / "results.json").write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
     meta = {"id": run.pk, "data_version": run.data_version, "finished_at": timezone.now().isoformat(timespec="seconds")}
-    html = report.render_html(spec=spec, results=results, figures=shown, methods=methods, run=meta,
+    html = report_page.render_html(spec=spec, results=results, figures=shown, methods=methods, run=meta,
                               language=run.language or settings.LANGUAGE_CODE)
     (out / "report.html").write_text(html, encoding="utf-8")
     return files + [("methods.txt", "methods"), ("results.json", "table"), ("report.html", "report")]
@@ -294,3 +297,17 @@ def _relabel(run: AnalysisRun, lease: str, version: str) -> int | None:
 
 def _raise_cancelled() -> None:
     raise pipeline.Cancelled("report")
+
+
+def analysis_requeue_stale(now=None, stale_after: timedelta = STALE_AFTER) -> int:
+    """Enqueue again every analysis run that has stayed queued longer than ``stale_after`` (its enqueue was lost,
+    e.g. the broker was down), and every one that was abandoned while running; returns how many."""
+    now = now or timezone.now()
+    cutoff = now - stale_after
+    n = 0
+    for pk in AnalysisRun.objects.filter(state=AnalysisRun.State.QUEUED, created_at__lt=cutoff).values_list(
+            "pk", flat=True):
+        n += enqueue(RUN_ANALYSIS, pk)
+    # a running run whose worker died (silent heartbeat, AnalysisRun.worker_lost): the next attempt takes it over
+    n += len(analysis_recover_lost(now))
+    return n

@@ -13,7 +13,8 @@ import json
 from django.db import connection, transaction
 from django.db.models import Count, Max
 
-from analysis import pipeline, selectors
+from analysis import selectors
+from analysis.stats import pipeline
 from studyapp.models import Answer, Session, Study
 
 
@@ -22,7 +23,7 @@ def data_version(study: Study) -> str:
 
     Answers and paint batches are only ever added (never edited), so their count and largest id stand for them.
     """
-    from playback.models_delivery import PaintReport
+    from playback.models.delivery import PaintReport
 
     sessions = list(Session.objects.filter(study=study, preview=False).order_by("id")
                     .values_list("id", "state", "excluded", "flags", "group"))

@@ -3,7 +3,7 @@
     python benchmarks/adaptive.py               # 500 simulated runs per procedure (about a minute)
     python benchmarks/adaptive.py --runs 50     # quick mode, a few seconds
 
-The observer is ``studyapp.adaptive.Observer`` (the bots' model): acceptability of a tokens/s rate, logistic on a
+The observer is ``studyapp.design.adaptive.Observer`` (the bots' model): acceptability of a tokens/s rate, logistic on a
 log axis with a known threshold, slope, guess and lapse. Each procedure runs ``--trials`` trials per run; its
 estimate after every trial is compared with the observer's level at the probability that procedure targets
 (1-up/N-down: 0.5^(1/N); weighted: its target; QUEST+: the threshold parameter, F = 1/2). Errors are in log10
@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from studyapp.adaptive import Observer, QuestPlus, Staircase  # noqa: E402
+from studyapp.design.adaptive import Observer, QuestPlus, Staircase  # noqa: E402
 
 OBSERVER = Observer(threshold=12.0, slope=8.0, guess=0.02, lapse=0.02, axis="log", direction="increasing")
 STAIRCASE = {"axis": "log", "start": 40.0, "min": 1.0, "max": 300.0, "estimate_reversals": 6}

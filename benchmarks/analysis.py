@@ -4,9 +4,9 @@
     python benchmarks/analysis.py --datasets 50 --psignifit-datasets 5    # quick check, about a minute
     python benchmarks/analysis.py --design population --population-runs 200   # population rows only
 
-Each design simulates data sets from a known observer (``analysis.psychometric.simulate``: each level's trials
+Each design simulates data sets from a known observer (``analysis.stats.psychometric.simulate``: each level's trials
 in ``BLOCKS`` rows, guess and lapse rates, beta-binomial overdispersion drawn per row) and fits them with
-``analysis.psychometric.fit``, once per threshold interval method (``--intervals``: the hybrid interval, the
+``analysis.stats.psychometric.fit``, once per threshold interval method (``--intervals``: the hybrid interval, the
 default; the posterior percentile interval, psignifit's; the profile-likelihood interval).
 Reported per design:
 
@@ -17,7 +17,7 @@ Reported per design:
 - time per fit (ours, and psignifit 4 on the first ``--psignifit-datasets`` data sets of the same run).
 
 ``--by-eta`` adds, after the summary, each row's misses on each side of the truth and its coverage per fitted η
-node: the breakdown that shows where a design's coverage comes from (docs/analysis.md, "Eighth round").
+node: the breakdown that shows where a design's coverage comes from (docs/validation/coverage.md, "Eighth round").
 
 After the summary: psignifit's time, median CI length and RMSE over ours on those same data sets (the fit-time
 ratio), and a "targets" block that says, per interval method, how many designs meet each target and names the
@@ -31,7 +31,7 @@ that this checks; psignifit is left out there (its intervals at other proportion
 Then the population rows (``POPULATION``; ``--population-runs`` data sets each, 0 leaves them out; ``--design
 population`` runs only them): participants' thresholds drawn from Normal(40, 8), each participant answering 5
 yes/no trials at each of the 7 levels with width 20, guess and lapse 0.02, fitted with
-``analysis.population.fit_population`` (guess and lapse fixed, as the pipeline fixes them at the pooled fit's).
+``analysis.stats.population.fit_population`` (guess and lapse fixed, as the pipeline fixes them at the pooled fit's).
 The rows report the coverage of ``quantile_ci_95`` for the population's 75 % point (true 45.4), bias over the
 width, median CI length, RMSE and time per fit; the method column names the interval method(s) the fits used.
 
@@ -56,9 +56,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.population import fit_population  # noqa: E402
-from analysis.psychometric import FitOptions, fit, simulate  # noqa: E402
-from analysis.sigmoids import Sigmoid  # noqa: E402
+from analysis.stats.population import fit_population  # noqa: E402
+from analysis.stats.psychometric import FitOptions, fit, simulate  # noqa: E402
+from analysis.stats.sigmoids import Sigmoid  # noqa: E402
 
 DEFAULT_INTERVAL = FitOptions().interval
 
@@ -156,7 +156,7 @@ def _psignifit_fit(data, d: Design):
 
 def _stats(est, lo, hi, truth, width, times, eta=None):
     """A row's numbers; with ``eta`` (the fitted η of each data set) also the misses on each side and the coverage
-    per fitted η node, which is where the intervals' errors sit (docs/analysis.md, "Eighth round")."""
+    per fitted η node, which is where the intervals' errors sit (docs/validation/coverage.md, "Eighth round")."""
     est, lo, hi = map(np.asarray, (est, lo, hi))
     covered = (lo <= truth) & (truth <= hi)
     out = {

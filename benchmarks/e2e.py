@@ -4,11 +4,12 @@
     python benchmarks/e2e.py --studies 20 --designs n40 edge  # a quick look at two designs
     python benchmarks/e2e.py --processes 2
 
-Each study is a rate × TTFT acceptability study file (``analysis.e2e_designs``) answered by bots with a known
+Each study is a rate × TTFT acceptability study file (``analysis.stats.e2e_designs``) answered by bots with a known
 population: each participant's journey is the server's, each bot answers with its own observer model
-(``studyapp.bot_models``) from the streams it would be played, and the answers go through ``analysis.tidy.build``
-into the same tidy frame ``analysis.selectors.study_frame`` gives (``analysis.simulate``; a test checks the answers
-equal a real ``run_bots`` run's). Then ``analysis.pipeline.run(trials, participants, spec=study)`` with its default
+(``studyapp.bots.observers``) from the streams it would be played, and the answers go through
+``analysis.tables.tidy.build`` into the same tidy frame ``analysis.selectors.study_frame`` gives
+(``analysis.stats.simulate``; a test checks the answers equal a real ``run_bots`` run's). Then
+``analysis.stats.pipeline.run(trials, participants, spec=study)`` with its default
 options (exclusions, fits, population model): the numbers the results page shows.
 
 Per design and condition (TTFT 200 and 1500 ms), over the studies:
@@ -44,9 +45,10 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis import e2e_designs, headline, simulate  # noqa: E402
-from analysis.pipeline import Options, run  # noqa: E402
-from studyapp.counterbalance import sub_seed  # noqa: E402
+from analysis.stats import e2e_designs, simulate  # noqa: E402
+from analysis.stats.pipeline import Options, run  # noqa: E402
+from analysis.tables import headline
+from studyapp.design.counterbalance import sub_seed  # noqa: E402
 
 QUANTITIES = ("q", "median", "pooled")
 

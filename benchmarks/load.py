@@ -51,7 +51,7 @@ def study_doc() -> dict:
 def _pct(values: list[float], q: float) -> float | None:
     if not values:
         return None
-    from playback.fidelity import percentile
+    from playback.core.fidelity import percentile
 
     return round(percentile(values, q), 1)
 
@@ -61,7 +61,8 @@ def _pct(values: list[float], q: float) -> float | None:
 
 def _bots_run(urls: list[str], slug: str, n: int) -> tuple[list, list[float], float]:
     """n bots at once, spread over the servers; returns results, every live frame's late_ms, wall seconds."""
-    from studyapp import bot_models, bots
+    from studyapp.bots import observers as bot_models
+    from studyapp.bots import runner as bots
 
     late: list[float] = []
 

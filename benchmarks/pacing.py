@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def _percentile(values: list[float], q: float) -> float:
-    from playback.fidelity import percentile
+    from playback.core.fidelity import percentile
 
     return percentile(values, q)
 
@@ -113,8 +113,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def _create_playbacks(n: int, seconds: float, rate: float, pacer: str) -> list[str]:
-    from playback.services_delivery import playback_create
-    from playback.stream import Piece, Stream
+    from playback.core.stream import Piece, Stream
+    from playback.services.delivery import playback_create
 
     interval = 1000.0 / rate
     stream = Stream(tuple(Piece("tok ", i * interval) for i in range(int(seconds * rate))))

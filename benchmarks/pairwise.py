@@ -21,7 +21,7 @@ from scipy.special import ndtr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.pairwise import SIGMA, Comparisons, bradley_terry_scale, scale, thurstone_scale  # noqa: E402
+from analysis.stats.pairwise import SIGMA, Comparisons, bradley_terry_scale, scale, thurstone_scale  # noqa: E402
 
 TARGET_S = 30.0
 

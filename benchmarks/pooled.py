@@ -7,7 +7,7 @@ Each data set is a study's pooled yes/no fit: every participant draws a threshol
 model: people differ), answers ``trials`` times per level at seven levels with width 20, guess and lapse 0.02,
 and the fit has one row per (participant, level), as the pipeline's. The truth is the population curve's 50 %
 point, 40. Reported per design: coverage of the model's 95 % interval (rows taken as independent) and of the
-interval the pipeline reports (widened to the participant jackknife, ``analysis.clustered``), their median
+interval the pipeline reports (widened to the participant jackknife, ``analysis.stats.clustered``), their median
 lengths, and seconds per pooled fit with its jackknife.
 """
 
@@ -27,8 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis import clustered  # noqa: E402
-from analysis.psychometric import FitOptions, blocks, fit, simulate  # noqa: E402
+from analysis.stats import clustered  # noqa: E402
+from analysis.stats.psychometric import FitOptions, blocks, fit, simulate  # noqa: E402
 
 LEVELS = tuple(np.linspace(10, 70, 7))
 TRUTH = 40.0

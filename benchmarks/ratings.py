@@ -11,7 +11,7 @@ Each simulated study has raters who rate every stimulus (``repeats`` times) on a
 case of issue 40 (one constant rater took all the weight: 5.1582 ± 0.0005 on a 1–7 scale). Truth: ψ, the score
 of a rater of average bias (the population's, not the sampled raters').
 
-``analysis.ratings.subject_model`` fits each study; a row reports the share of 95 % intervals holding the truth,
+``analysis.stats.ratings.subject_model`` fits each study; a row reports the share of 95 % intervals holding the truth,
 for the first stimulus of each study (independent across studies: the binomial band applies) and for all of
 them (stimuli share their raters, so that share varies more than the band), the median interval width, how
 often straight-liners were left out, and seconds per fit. Target: 93–97 % widened by the run's binomial noise
@@ -37,7 +37,7 @@ import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.ratings import subject_model  # noqa: E402
+from analysis.stats.ratings import subject_model  # noqa: E402
 
 TARGET = (0.93, 0.97)
 

@@ -39,7 +39,7 @@ from engines import ENGINES, launch, missing  # noqa: E402
 from staticserver import StaticServer  # noqa: E402
 from strategy_model import release_ms  # noqa: E402
 
-from playback.metrics import percentile  # noqa: E402
+from playback.core.metrics import percentile  # noqa: E402
 
 STRATEGIES = ["token", "batch", "word", "line", "sentence", "smooth", "fade"]
 BATCH_MS = 20.0

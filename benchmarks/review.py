@@ -52,9 +52,9 @@ def _drive(study, pid: str, hidden: bool) -> None:
     sys.path.insert(0, str(ROOT / "tests" / "studyapp"))
     from journey_driver import step
 
-    from playback.models_delivery import PaintReport
-    from playback.protocol import PaintEntry, frames_of
-    from playback.services_delivery import paint_batch_record
+    from playback.core.protocol import PaintEntry, frames_of
+    from playback.models.delivery import PaintReport
+    from playback.services.delivery import paint_batch_record
     from studyapp import services
     from studyapp.models import Session, TrialPlayback
 
@@ -79,7 +79,7 @@ def _copy(study, templates: list[int], n: int) -> None:
     """Copies of the template sessions, row for row, until the study has ``n`` participants."""
     from django.db import transaction
 
-    from playback.models_delivery import PaintReport, Playback
+    from playback.models.delivery import PaintReport, Playback
     from studyapp.models import Answer, PageVisit, Session, Trial, TrialPlayback
 
     def rows(model, **where):
@@ -123,8 +123,8 @@ def _copy(study, templates: list[int], n: int) -> None:
 def _copy_reports(study, templates: list[int]) -> None:
     """Every copy's cached report, taken from its template's (the rows are the same, so is the report); what
     ``quality_refresh`` would store, without computing a thousand identical reports on a shared machine."""
-    from dashboard import selectors_review
     from dashboard.models import QualitySummary
+    from dashboard.selectors import review as selectors_review
     from studyapp.models import Session
 
     sessions = list(Session.objects.filter(study=study).values(*selectors_review.SESSION_FIELDS))
@@ -168,9 +168,11 @@ def child(n: int, repeat: int, out: Path, full_up_to: int) -> None:
     from django.db.models import F
     from django.test import Client
 
-    from dashboard import selectors_review, tasks
+    from dashboard import tasks
     from dashboard.models import QualitySummary
-    from studyapp import services, studyfile
+    from dashboard.selectors import review as selectors_review
+    from studyapp import services
+    from studyapp.design import studyfile
     from studyapp.models import Session
 
     user = get_user_model().objects.create_user("bench", password="bench-only-password")

@@ -3,16 +3,15 @@
     python benchmarks/scoring.py                    # 10,000 requests (about a minute)
     python benchmarks/scoring.py --requests 500     # smoke test
 
-The file is made from the shared sample (``/work/shared/samples/vllm-bench-detailed.json``, or the copy in
-``tests/data`` if present) by replication with varied timings: each of its successful requests is copied with
-its TTFT and inter-token gaps scaled by log-normal factors (a run of the same prompts on a busier and a quieter
-server), so the file has the sample's texts and realistic spreads of TTFT and decode rate.
+The file is made from the vLLM sample (``tests/data/vllm-bench-detailed.json``) by replication with varied
+timings: each of its successful requests is copied with its TTFT and inter-token gaps scaled by log-normal
+factors (a run of the same prompts on a busier and a quieter server), so the file has the sample's texts and realistic spreads of TTFT and decode rate.
 
-Each measurement runs in a fresh subprocess (imports, the tokenizer and the model loaded before the clock
-starts), once untraced for wall time and peak RSS and once under ``tracemalloc`` for the peak of Python
-allocations; the score is ``analysis.score_input.load_requests`` (the importer, the stream core's metrics) plus
-``analysis.scoring.score`` (200 draws from the model), what ``manage.py score_traces --json`` does before printing.
-Target: score ≤ 3× the time of json.load.
+Each measurement runs in a fresh subprocess (imports, the tokenizer and the model loaded before the clock starts), once
+untraced for wall time and peak RSS and once under ``tracemalloc`` for the peak of Python allocations; the score is
+``analysis.stats.score_input.load_requests`` (the importer, the stream core's metrics) plus
+``analysis.stats.scoring.score`` (200 draws from the model), what ``manage.py score_traces --json`` does before
+printing. Target: score ≤ 3× the time of json.load.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = Path("/work/shared/samples/vllm-bench-detailed.json")
+SAMPLE = ROOT / "tests" / "data" / "vllm-bench-detailed.json"
 TARGET = 3.0
 
 
@@ -66,8 +65,8 @@ def _work(kind: str, path: str, model: dict | None) -> str:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
         return f"{len(doc['ttfts'])} requests"
-    from analysis import scoring
-    from analysis.score_input import load_requests
+    from analysis.stats import scoring
+    from analysis.stats.score_input import load_requests
 
     loaded = load_requests([path], model)
     result = scoring.score(model, loaded.requests)
@@ -89,10 +88,10 @@ def child(kind: str, path: str, traced: bool) -> None:
     sys.path.insert(0, str(ROOT))
     model = None
     if kind == "score":
-        import analysis.scoring  # noqa: F401
-        from analysis import perception_model
-        from analysis.demo_model import DEMO_MODEL_PATH
-        from playback import importers, tokenizers
+        import analysis.stats.scoring  # noqa: F401
+        from analysis.stats import perception_model
+        from analysis.stats.demo_model import DEMO_MODEL_PATH
+        from playback.core import importers, tokenizers
 
         importers.available_formats()  # every importer module imported (detection asks each)
         model = perception_model.load(DEMO_MODEL_PATH)

@@ -39,7 +39,7 @@ from arrival_patterns import PATTERNS, build  # noqa: E402
 from engines import launch  # noqa: E402
 from staticserver import StaticServer  # noqa: E402
 
-from playback.metrics import percentile  # noqa: E402
+from playback.core.metrics import percentile  # noqa: E402
 
 # A row is a strategy with its default options, or a named variant: (strategy, options).
 VARIANTS: dict[str, tuple[str, dict]] = {

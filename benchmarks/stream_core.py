@@ -7,9 +7,9 @@ Each measurement runs in a fresh Python subprocess (so peaks do not mix and impo
 untraced for wall time and peak RSS (``ru_maxrss``) and once under ``tracemalloc`` for the peak of Python
 allocations. Results are reported against baselines measured in the same run, as ratios:
 
-- import: ``playback.importers.load(path, format="vllm")`` against a plain ``json.load`` of the same file
+- import: ``playback.core.importers.load(path, format="vllm")`` against a plain ``json.load`` of the same file
   (the import parses the JSON, tokenises every text and builds the streams);
-- synthesis: ``playback.synth.synthesize`` of N tokens against the tokenizer's ``pieces`` of the same text
+- synthesis: ``playback.core.synth.synthesize`` of N tokens against the tokenizer's ``pieces`` of the same text
   alone (the unavoidable cost; the rest is timing and building the ``Piece`` objects).
 """
 
@@ -97,20 +97,20 @@ def _work(kind: str, arg: str, tokenizer: str, text: str) -> tuple[str, int]:
             doc = json.load(f)
         return f"{len(doc['ttfts'])} requests", len(doc["ttfts"])
     if kind == "vllm_import":
-        from playback.importers import load
+        from playback.core.importers import load
 
         result = load(arg, format="vllm")
         pieces = sum(len(s.pieces) for s in result.streams)
         return f"{len(result.streams)} streams, {pieces} pieces", len(result.streams)
-    from playback import tokenizers
+    from playback.core import tokenizers
 
     tok = tokenizers.get(tokenizer)
     if kind == "tokenize":
         n = len(tok.pieces(text))
         return f"{n} tokens", n
     if kind == "synth":
-        from playback.synth import synthesize
-        from playback.timing import TimingSpec
+        from playback.core.synth import synthesize
+        from playback.core.timing import TimingSpec
 
         spec = TimingSpec(ttft_ms=400, rate=40, jitter="gamma", jitter_cv=0.4, stall_rate_per_s=0.05, stall_ms=800)
         stream = synthesize(text, tokenizer, spec, seed=1)
@@ -121,7 +121,7 @@ def _work(kind: str, arg: str, tokenizer: str, text: str) -> tuple[str, int]:
 
 def _text_of(tokens: int, tokenizer: str) -> str:
     """A text of about ``tokens`` tokens (the paragraph repeated), built before the clock starts."""
-    from playback import tokenizers
+    from playback.core import tokenizers
 
     per = tokenizers.get(tokenizer).count(PARAGRAPH * 10) / 10  # joins between repeats can merge tokens
     return PARAGRAPH * max(1, math.ceil(tokens / per))
@@ -148,14 +148,14 @@ def child(kind: str, arg: str, tokenizer: str, traced: bool) -> None:
     # warm-up that is not measured: imports, the tokenizer's vocabulary, the input text
     text = ""
     if kind in ("tokenize", "synth"):
-        import playback.synth  # noqa: F401
-        from playback import tokenizers
+        import playback.core.synth  # noqa: F401
+        from playback.core import tokenizers
 
         tokenizers.get(tokenizer).pieces("warm up")
         text = _text_of(int(arg), tokenizer)
     elif kind == "vllm_import":
-        import playback.importers.vllm  # noqa: F401
-        from playback import tokenizers
+        import playback.core.importers.vllm  # noqa: F401
+        from playback.core import tokenizers
 
         if hasattr(tokenizers, "for_model"):
             tokenizers.get(str(tokenizers.for_model(MODEL_ID))).pieces("warm up")
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
         return
 
     sys.path.insert(0, str(ROOT))
-    from playback import tokenizers
+    from playback.core import tokenizers
 
     try:
         tokenizers.get("cl100k_base")

@@ -35,7 +35,7 @@ class QualitySummary(models.Model):
     session = models.OneToOneField("studyapp.Session", on_delete=models.CASCADE, related_name="quality_summary")
     key = models.CharField(max_length=200)
     final = models.BooleanField(default=False)
-    data = models.JSONField(help_text="dashboard.quality.Quality.as_dict()")
+    data = models.JSONField(help_text="dashboard.core.quality.Quality.as_dict()")
     computed_at = models.DateTimeField()
 
     def __str__(self) -> str:

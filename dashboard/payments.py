@@ -1,7 +1,7 @@
 """Payment decisions and the files a panel takes: a researcher's decisions (writes), the payment, approval and
 bonus CSVs, and the reconciliation with the panel's export.
 
-The quality report (``dashboard.quality``, read through ``dashboard.selectors_review``) only *suggests*; what the
+The quality report (``dashboard.core.quality``, read through ``dashboard.selectors.review``) only *suggests*; what the
 researcher decided is a ``PaymentDecision``. The two are never mixed up: a file says which it holds, and nothing a
 panel acts on (the approve and reject lists, the bonuses) contains a suggestion nobody reviewed unless asked for
 with ``source=suggested``, and then its name says so.
@@ -30,9 +30,9 @@ from typing import Any
 
 from django.db import transaction
 
-from dashboard import quality, reconcile
-from dashboard import selectors_review as review
+from dashboard.core import quality, reconcile
 from dashboard.models import PaymentDecision
+from dashboard.selectors import review as review
 from studyapp.models import Session, Study
 
 SOURCES = ("decided", "suggested")

@@ -1,7 +1,7 @@
 """The results page's predictor ranking: the top rows of each ranking with the number they are ranked by, and
 why an unranked row ("—") has no rank.
 
-``analysis.predictors.rank_predictors`` orders yes/no answers by the held-out log-likelihood gain per trial and
+``analysis.stats.predictors.rank_predictors`` orders yes/no answers by the held-out log-likelihood gain per trial and
 ratings by |Spearman ρ|; showing only ρ made a yes/no ranking look out of order (#2 ρ −0.853 above #3 ρ 0.944).
 A metric is left unranked when it was seen on fewer than three stimuli, when it does not vary across them, or
 when the answers never vary (nothing to predict). No Django beyond lazy translations.

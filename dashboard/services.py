@@ -15,9 +15,10 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from dashboard.access import EDITOR, VIEWER
-from studyapp import events, services, studyfile
+from studyapp import events, services
+from studyapp.design import studyfile
+from studyapp.design.studyfile import Problem, StudyFileError
 from studyapp.models import Session, Study, StudyMember
-from studyapp.studyfile import Problem, StudyFileError
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 ACTIONS = {  # action: (new state, states it may start from)

@@ -7,7 +7,7 @@ from django.core.cache import cache
 @shared_task(ignore_result=True)
 def quality_refresh(study_id: int) -> int:
     """Fill a study's quality-report cache (idempotent: a report already up to date is not computed again)."""
-    from dashboard import selectors_review
+    from dashboard.selectors import review as selectors_review
     from studyapp.models import Study
 
     study = Study.objects.filter(pk=study_id).first()

@@ -3,12 +3,12 @@ tests/dashboard/test_access.py walks this list, so a new route is checked for is
 
 from django.urls import path
 
-from dashboard import views as v
-from dashboard import views_model as vm
-from dashboard import views_participants as vp
-from dashboard import views_plan as vpl
-from dashboard import views_results as vr
-from dashboard import views_review as vv
+from dashboard.views import model as vm
+from dashboard.views import participants as vp
+from dashboard.views import plan as vpl
+from dashboard.views import results as vr
+from dashboard.views import review as vv
+from dashboard.views import studies as v
 
 app_name = "dashboard"
 urlpatterns = [

@@ -2,10 +2,10 @@
 
 from django.urls import path
 
-from dashboard.consumers import DashboardConsumer
-from dashboard.consumers_analysis import AnalysisProgressConsumer
-from playback.consumers import ClockConsumer
-from playback.playback_consumer import PlaybackConsumer
+from dashboard.consumers.analysis import AnalysisProgressConsumer
+from dashboard.consumers.live import DashboardConsumer
+from playback.consumers.clock import ClockConsumer
+from playback.consumers.playback import PlaybackConsumer
 
 websocket_urlpatterns = [
     path("ws/clock/", ClockConsumer.as_asgi()),

@@ -278,8 +278,8 @@ ANALYSIS_SWEEP_S = env.float("ANALYSIS_SWEEP_S", default=15.0)
 _ON_QUEUE = {"options": {"queue": PACELAB_TASK_QUEUE}}
 CELERY_BEAT_SCHEDULE = {
     "sweep-sessions": {"task": "studyapp.tasks.sweep_sessions", "schedule": 60.0, **_ON_QUEUE},
-    "requeue-stale-jobs": {"task": "pacelab.tasks.requeue_stale_jobs", "schedule": 60.0, **_ON_QUEUE},
-    "recover-lost-analyses": {"task": "pacelab.tasks.recover_lost_analyses", "schedule": ANALYSIS_SWEEP_S,
+    "requeue-stale-jobs": {"task": "analysis.tasks.requeue_stale_jobs", "schedule": 60.0, **_ON_QUEUE},
+    "recover-lost-analyses": {"task": "analysis.tasks.recover_lost_analyses", "schedule": ANALYSIS_SWEEP_S,
                               **_ON_QUEUE},
 }
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
+from playback.core.stream import Stream
 from playback.models import Stimulus, Trace
-from playback.stream import Stream
 
 
 def traces_all() -> QuerySet[Trace]:

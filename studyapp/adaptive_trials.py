@@ -1,6 +1,6 @@
 """Adaptive blocks inside a session: the next trial is chosen from the stored answers, never from memory.
 
-The procedure's state is derived by replaying the block's stored answers (``studyapp.adaptive.replay``), so a
+The procedure's state is derived by replaying the block's stored answers (``studyapp.design.adaptive.replay``), so a
 resumed session, another server process or a replay for checking all choose exactly the same levels. A trial
 row is created when its step is reached, with its level and the full stimulus spec that reproduces its stream.
 """
@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from studyapp import counterbalance, design
-from studyapp.adaptive.replay import replay as replay_procedure
-from studyapp.adaptive.stimulus import stimulus_spec, trial_seed
+from studyapp.design import counterbalance
+from studyapp.design import plan as design
+from studyapp.design.adaptive.replay import replay as replay_procedure
+from studyapp.design.adaptive.stimulus import stimulus_spec, trial_seed
 from studyapp.models import Answer, Session, Trial
 
 RENDER_KEYS = ("strategy", "strategy_options", "indicator", "indicator_options", "delivery")

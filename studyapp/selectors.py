@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from pacelab.tokens import token_shaped
-from studyapp import journey
+from studyapp.journey import steps as journey
 from studyapp.models import Session, Study, Trial
 
 
@@ -90,7 +90,7 @@ def study_counts(study: Study) -> dict[str, int]:
 def participant_slots(study: Study) -> dict[str, Any]:
     """How many more participants the study's quotas let in: ``left`` (``None``: no quota), the quotas, and the
     sessions that count against them (completed or in progress, as ``services.session_enter`` counts them)."""
-    from studyapp import design
+    from studyapp.design import plan as design
     from studyapp.services import LIVE_STATES
 
     quotas = (study.spec.get("limits") or {}).get("quotas") or {}

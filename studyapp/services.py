@@ -22,11 +22,15 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from playback.models_delivery import Playback
-from playback.services_delivery import playback_create
-from studyapp import counterbalance, design, events, journey, responses
+from playback.models.delivery import Playback
+from playback.services.delivery import playback_create
+from studyapp import events
+from studyapp.design import counterbalance
+from studyapp.design import plan as design
+from studyapp.journey import responses
+from studyapp.journey import steps as journey
+from studyapp.journey.responses import ResponseError
 from studyapp.models import Answer, Decline, PageVisit, Session, Study, Trial, TrialPlayback
-from studyapp.responses import ResponseError
 
 LIVE_STATES = (Session.State.ACTIVE,)
 
@@ -352,26 +356,9 @@ def _apply(session: Session, current: dict, client_id: str, payload: dict) -> Su
             _finish(session, Session.State.SCREENED_OUT)
             return SubmitResult(client_id, step, session.state, step, flags=[refusal])
     elif kind == "trial":
-        trial = Trial.objects.select_for_update().get(session=session, index=current["trial"])
-        if trial.plays == 0:
-            raise SubmitRefused("not_shown", "this trial has not been shown yet", step)
-        value = responses.trial_value(trial.spec, payload)
-        rt = responses.response_ms(payload)
-        text = responses.comment(trial.spec, payload)
-        passed = responses.attention_passed(trial.spec, value)
-        if passed is not None:
-            value["attention_passed"] = passed
-        _store(session, client_id, "trial", value, trial=trial, rt=rt, comment=text)
-        trial.status, trial.answered_at = Trial.Status.ANSWERED, timezone.now()
-        trial.save(update_fields=["status", "answered_at"])
-        if passed is False:
-            flags.append(f"failed attention check {trial.spec['attention_check']}")
-            session.flags = [*session.flags, flags[-1]]
-            rules = spec.get("attention_checks") or {}
-            failures = sum(1 for f in session.flags if f.startswith("failed attention check"))
-            if rules.get("on_fail") == "screen_out" and failures > int(rules.get("max_failures", 0)):
-                _finish(session, Session.State.SCREENED_OUT)
-                return SubmitResult(client_id, step, session.state, step, flags=flags)
+        ended = _apply_trial(session, current, client_id, payload, flags)
+        if ended is not None:
+            return ended
     elif kind == "questionnaire":
         answers = responses.questionnaire_answers(spec.get("questionnaire") or [], payload.get("answers"))
         _store(session, client_id, "questionnaire", answers)
@@ -387,6 +374,34 @@ def _apply(session: Session, current: dict, client_id: str, payload: dict) -> Su
 
         adaptive_trials.materialize(session)  # the next level, or skip what a finished procedure leaves
     return SubmitResult(client_id, step, session.state, session.step, flags=flags)
+
+
+def _apply_trial(session: Session, current: dict, client_id: str, payload: dict,
+                 flags: list[str]) -> SubmitResult | None:
+    """Store a trial's answer (and its attention check's verdict, into ``flags``); a result when it ends the
+    session (too many failed checks), else None."""
+    step, spec = session.step, session.study.spec
+    trial = Trial.objects.select_for_update().get(session=session, index=current["trial"])
+    if trial.plays == 0:
+        raise SubmitRefused("not_shown", "this trial has not been shown yet", step)
+    value = responses.trial_value(trial.spec, payload)
+    rt = responses.response_ms(payload)
+    text = responses.comment(trial.spec, payload)
+    passed = responses.attention_passed(trial.spec, value)
+    if passed is not None:
+        value["attention_passed"] = passed
+    _store(session, client_id, "trial", value, trial=trial, rt=rt, comment=text)
+    trial.status, trial.answered_at = Trial.Status.ANSWERED, timezone.now()
+    trial.save(update_fields=["status", "answered_at"])
+    if passed is False:
+        flags.append(f"failed attention check {trial.spec['attention_check']}")
+        session.flags = [*session.flags, flags[-1]]
+        rules = spec.get("attention_checks") or {}
+        failures = sum(1 for f in session.flags if f.startswith("failed attention check"))
+        if rules.get("on_fail") == "screen_out" and failures > int(rules.get("max_failures", 0)):
+            _finish(session, Session.State.SCREENED_OUT)
+            return SubmitResult(client_id, step, session.state, step, flags=flags)
+    return None
 
 
 def _forget_before_consent(session: Session, reason: str) -> None:

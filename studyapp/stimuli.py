@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from playback.core.stream import Stream
 from playback.models import Stimulus
-from playback.stream import Stream
-from studyapp import design
+from studyapp.design import plan as design
 from studyapp.models import Study, Trial
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from studyapp import views_participant as v
+from studyapp.views import participant as v
 
 urlpatterns = [
     path("s/<slug:slug>/", v.enter, name="enter"),

@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('key', models.CharField(max_length=200)),
                 ('final', models.BooleanField(default=False)),
-                ('data', models.JSONField(help_text='dashboard.quality.Quality.as_dict()')),
+                ('data', models.JSONField(help_text='dashboard.core.quality.Quality.as_dict()')),
                 ('computed_at', models.DateTimeField()),
                 ('session', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='quality_summary', to='studyapp.session')),
             ],

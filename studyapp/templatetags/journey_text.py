@@ -1,9 +1,9 @@
-"""``{{ text|journey_markdown }}``: a study text as markdown paragraphs (see studyapp/journey_text.py)."""
+"""``{{ text|journey_markdown }}``: a study text as markdown paragraphs (see studyapp/journey/texts.py)."""
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from studyapp import journey_text
+from studyapp.journey import texts as journey_text
 
 register = template.Library()
 

@@ -1,24 +1,22 @@
 """A running analysis whose process died with no redelivery (an inline run killed, the embedded server restarted,
 the database lost mid-run) is recognised by its silent heartbeat and can be cancelled, rerun and resent."""
 
-import sys
 import uuid
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import OperationalError
 from django.utils import timezone
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studyapp"))
-
 from study_builders import study as study_doc  # noqa: E402
 
-from analysis import selectors, services  # noqa: E402
+from analysis import (  # noqa: E402
+    selectors,
+    services,
+    tasks,  # noqa: E402
+)
 from analysis.models import ABANDONED_AFTER, AnalysisRun  # noqa: E402
 from analysis.progress import Reporter  # noqa: E402
-from pacelab import tasks  # noqa: E402
 from studyapp import services as study_services  # noqa: E402
 
 pytestmark = pytest.mark.django_db
@@ -72,16 +70,17 @@ def test_the_periodic_requeue_resends_an_abandoned_run(study, settings, monkeypa
     sent = []
     monkeypatch.setattr(run_analysis, "apply_async", lambda args, queue, retry: sent.append(args))
     run = _running(study, timedelta(seconds=5))  # beating: left alone
-    assert tasks.requeue_stale() == 0
+    assert services.analysis_requeue_stale() == 0
     AnalysisRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - ABANDONED_AFTER * 2)
-    assert tasks.requeue_stale() == 1 and sent == [(run.pk,)]
-    assert tasks.requeue_stale() == 0  # sent once: the next attempt has ANALYSIS_LOST_AFTER_S to take it over
+    assert services.analysis_requeue_stale() == 1 and sent == [(run.pk,)]
+    # sent once: the next attempt has ANALYSIS_LOST_AFTER_S to take it over
+    assert services.analysis_requeue_stale() == 0
 
 
 def test_a_run_silent_past_the_lost_limit_is_shown_as_worker_lost_and_sent_again(study, settings, monkeypatch):
     settings.CELERY_TASK_ALWAYS_EAGER = False
     from analysis.tasks import run_analysis
-    from dashboard.views_results import run_status
+    from dashboard.views.results import run_status
 
     sent = []
     monkeypatch.setattr(run_analysis, "apply_async", lambda args, queue, retry: sent.append(args))

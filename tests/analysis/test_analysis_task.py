@@ -12,7 +12,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studyapp"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
 from journey_driver import answer_for  # noqa: E402

@@ -1,9 +1,7 @@
 """manage.py export against the real database: sessions driven through the demo study, files re-read."""
 
 import json
-import sys
 from io import StringIO
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -11,14 +9,14 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-
-from analysis import exclusions, exporting, selectors
-from playback.models_delivery import PaintReport, Playback
-from studyapp import services, studyfile
-from studyapp.models import Answer, Session, Trial, TrialPlayback
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studyapp"))  # the shared journey driver
 from journey_driver import run_to_end, step  # noqa: E402
+
+from analysis import selectors
+from analysis.tables import exclusions, exporting
+from playback.models.delivery import PaintReport, Playback
+from studyapp import services
+from studyapp.design import studyfile
+from studyapp.models import Answer, Session, Trial, TrialPlayback
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from analysis.sigmoids import Sigmoid
+from analysis.stats.sigmoids import Sigmoid
 
 JSON_KEYS = {"threshold", "threshold_ci_95", "width", "guess", "lapse", "deviance", "n_trials"}
 

@@ -9,8 +9,8 @@ import yaml
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from analysis import e2e_designs, planning
 from analysis.models import PlanRun
+from analysis.stats import e2e_designs, planning
 from studyapp import services
 
 

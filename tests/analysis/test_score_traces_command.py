@@ -3,20 +3,16 @@ finished run in the database: the outputs a researcher reads, their JSON keys, t
 
 import json
 import shutil
-import sys
 from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from model_results import DEMO, results
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from analysis.stats import perception_model  # noqa: E402
 
-from model_results import DEMO, results  # noqa: E402
-
-from analysis import perception_model  # noqa: E402
-
-SAMPLES = Path("/work/shared/samples")
+SAMPLES = Path(__file__).resolve().parents[1] / "data"  # copies of ../shared/samples
 VLLM = SAMPLES / "vllm-bench-detailed.json"
 GENAI = SAMPLES / "genai-perf-profile_export.json"
 RUN_KEYS = {"model", "population_share", "draws", "n_requests", "n_scored", "n_unscored", "unscored", "acceptable",
@@ -34,7 +30,7 @@ def run(*args) -> str:
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory) -> Path:
     if not VLLM.exists() or not GENAI.exists():
-        pytest.fail("the shared samples are missing: /work/shared/samples")
+        pytest.fail(f"the samples are missing: {SAMPLES}")
     d = tmp_path_factory.mktemp("samples")
     for f in (VLLM, GENAI):
         shutil.copy(f, d / f.name)
@@ -107,7 +103,7 @@ def test_a_bad_model_file_is_refused_naming_the_field(samples, tmp_path, change,
 
 
 def perception_model_path() -> Path:
-    from analysis.demo_model import DEMO_MODEL_PATH
+    from analysis.stats.demo_model import DEMO_MODEL_PATH
 
     return DEMO_MODEL_PATH
 

@@ -1,9 +1,9 @@
 """The fast path of the end-to-end validation is the real one: for the same seed and the same stimuli, bots run
-through a real Daphne (``studyapp.bots``) and ``analysis.simulate`` give the same tidy answer columns.
+through a real Daphne (``studyapp.bots.runner``) and ``analysis.stats.simulate`` give the same tidy answer columns.
 
 Each real session's journey is rebuilt from its stored seed, group and Latin-square row
-(``studyapp.journey.build_plan``, as the server built it), and bot ``i`` of the run answers it through the fast
-path; the two tidy frames (``analysis.selectors.study_frame`` from the database, ``analysis.tidy.build`` from the
+(``studyapp.journey.steps.build_plan``, as the server built it), and bot ``i`` of the run answers it through the fast
+path; the two tidy frames (``analysis.selectors.study_frame`` from the database, ``analysis.tables.tidy.build`` from the
 simulated rows) must agree on every answer column of every trial.
 """
 
@@ -13,9 +13,14 @@ import pandas as pd
 import pytest
 from django.contrib.auth import get_user_model
 
-from analysis import simulate, tidy
 from analysis.selectors import study_frame
-from studyapp import bot_models, bots, journey, services, studyfile
+from analysis.stats import simulate
+from analysis.tables import tidy
+from studyapp import services
+from studyapp.bots import observers as bot_models
+from studyapp.bots import runner as bots
+from studyapp.design import studyfile
+from studyapp.journey import steps as journey
 from studyapp.models import Session
 
 pytestmark = pytest.mark.integration

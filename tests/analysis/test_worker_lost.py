@@ -19,7 +19,7 @@ from test_analysis_task import _study, _wait  # noqa: E402
 
 from analysis import messages, services  # noqa: E402
 from analysis.models import AnalysisFile, AnalysisRun  # noqa: E402
-from dashboard.views_results import run_status  # noqa: E402
+from dashboard.views.results import run_status  # noqa: E402
 
 pytestmark = [pytest.mark.integration]
 

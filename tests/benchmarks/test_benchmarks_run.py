@@ -7,7 +7,7 @@ import sys
 import pytest
 from procs import ROOT
 
-from analysis.psychometric import ETA_GRID
+from analysis.stats.psychometric import ETA_GRID
 
 
 def _run(script: str, *args: str, check: bool = True, timeout: int = 300):

@@ -1,7 +1,7 @@
 """Named arrival patterns for the smoother tests and benchmarks/smoothers.py: when each piece of text arrives.
 
 Each pattern is a builder ``(seed) -> frames`` (``{seq, t_ms, text, channel, tokens}``, content only), made
-from the bundled texts with the synthetic timing models PaceLab already has (``playback.synth``: gamma jitter,
+from the bundled texts with the synthetic timing models PaceLab already has (``playback.core.synth``: gamma jitter,
 exponential stalls, bursts) plus a few hand-built shapes a chat client meets (a fast provider's dump, a
 single dump at the end, a boundary-less blob). ``PATTERNS`` maps a name to its builder; the named timing
 models of issue 43 item 2 are added here by name (``register``) when they land, without touching the callers.
@@ -12,9 +12,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from playback import synth
-from playback.texts import bundled_text
-from playback.timing import TimingSpec
+from playback.core import synth
+from playback.core.texts import bundled_text
+from playback.core.timing import TimingSpec
 
 Frames = list[dict]
 Builder = Callable[[int], Frames]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from playback.texts import bundled_text
-from playback.textunits import split_words
+from playback.core.texts import bundled_text
+from playback.core.textunits import split_words
 
 TTFT_MS = 300.0
 INTERVAL_MS = 25.0  # 40 tokens/s

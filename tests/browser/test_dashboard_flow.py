@@ -26,9 +26,9 @@ from pagewait import wait_js  # noqa: E402
 from procs import start_celery_worker, stop  # noqa: E402
 from study_builders import study as build  # noqa: E402
 
-from dashboard import selectors_participants  # noqa: E402
-from studyapp import bots  # noqa: E402
+from dashboard.selectors import participants as selectors_participants  # noqa: E402
 from studyapp import services as study_services  # noqa: E402
+from studyapp.bots import runner as bots  # noqa: E402
 from studyapp.models import Session, Trial  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.timeout(600)]

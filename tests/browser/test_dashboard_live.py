@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from dashboard import selectors
-from studyapp import bots, studyfile
+from dashboard.selectors import studies as selectors
+from studyapp.bots import runner as bots
+from studyapp.design import studyfile
 from studyapp.models import Study
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.timeout(420)]

@@ -21,8 +21,9 @@ from pagewait import wait_js  # noqa: E402
 from study_builders import study as build  # noqa: E402
 
 from dashboard.models import PaymentDecision  # noqa: E402
-from studyapp import bot_models, bots  # noqa: E402
 from studyapp import services as study_services  # noqa: E402
+from studyapp.bots import observers as bot_models  # noqa: E402
+from studyapp.bots import runner as bots
 from studyapp.models import Session  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.timeout(600)]

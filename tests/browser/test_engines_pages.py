@@ -19,11 +19,12 @@ from engines import SELECTED
 from test_dashboard_flow import N_BOTS, completed_study, log_in, service_env  # noqa: F401 - fixtures
 from test_participant import EXPECTED_KINDS, READY, check_completed, session_of, trial_answer, trimmed_demo, view_of
 
-from dashboard import selectors_participants
+from dashboard.selectors import participants as selectors_participants
 from pacelab import browsers
-from playback import playground, texts
-from playback.models_delivery import PaintReport, Playback
-from studyapp import services, studyfile
+from playback.core import playground, texts
+from playback.models.delivery import PaintReport, Playback
+from studyapp import services
+from studyapp.design import studyfile
 from studyapp.models import Session
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.timeout(600)]

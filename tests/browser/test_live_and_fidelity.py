@@ -1,5 +1,5 @@
 """Live mode (frames pushed as the network delivers them) and the client-side fidelity summary, which must
-agree with the server's definitions (playback/metrics.py percentile)."""
+agree with the server's definitions (playback/core/metrics.py percentile)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import random
 import pytest
 from browser_schedules import chinese_pieces, english_pieces, schedule
 
-from playback.metrics import percentile
+from playback.core.metrics import percentile
 
 pytestmark = pytest.mark.browser
 

@@ -13,7 +13,7 @@ import random
 import pytest
 from browser_schedules import english_pieces, schedule
 
-from playback.fidelity import seen_stalls
+from playback.core.fidelity import seen_stalls
 
 pytestmark = pytest.mark.browser
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from studyapp import services, studyfile
+from studyapp import services
+from studyapp.design import studyfile
 from studyapp.models import Answer, Session, Trial
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]

@@ -21,7 +21,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from test_participant import READY, session_of, trimmed_demo, wait_next
 
-from studyapp import services, studyfile
+from studyapp import services
+from studyapp.design import studyfile
 from studyapp.models import Answer, Decline, Session, Trial
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]

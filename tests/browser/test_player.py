@@ -16,7 +16,7 @@ import pytest
 from browser_schedules import REASONING_EN, REASONING_ZH, chinese_pieces, english_pieces, schedule
 from strategy_model import release_ms
 
-from playback.metrics import percentile
+from playback.core.metrics import percentile
 
 pytestmark = pytest.mark.browser
 

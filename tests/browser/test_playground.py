@@ -9,13 +9,13 @@ from urllib.parse import parse_qsl
 import pytest
 from pagewait import wait_js
 
-from playback import playground, texts
-from playback.models_delivery import PaintReport, Playback
-from playback.services_delivery import playback_fidelity
+from playback.core import playground, texts
+from playback.models.delivery import PaintReport, Playback
+from playback.services.delivery import playback_fidelity
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-TWO_FRAMES_MS = 33.4  # two frames at 60 Hz: the bound docs/rendering.md and playback/fidelity.py use
+TWO_FRAMES_MS = 33.4  # two frames at 60 Hz: the bound docs/rendering.md and playback/core/fidelity.py use
 LOADED_MS = 50.0      # allowed when the machine is busy (load average above one per core)
 # Four players share one page, so a loaded browser draws frames late; as in test_live_and_fidelity.py the bound
 # is also counted in the page's own frames (three median frame intervals), so the browser's pause is not blamed

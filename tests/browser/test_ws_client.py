@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from playback.models_delivery import PaintReport
-from playback.services_delivery import playback_create
-from playback.stream import Piece, Stream
+from playback.core.stream import Piece, Stream
+from playback.models.delivery import PaintReport
+from playback.services.delivery import playback_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

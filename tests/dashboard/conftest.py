@@ -1,11 +1,7 @@
 """Dashboard fixtures: researchers A (owner) and B (a stranger), a viewer and an editor of A's study."""
 
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studyapp"))  # study_builders, journey_driver
 
 PASSWORD = "correct-horse-battery-9"
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studyapp"))  # study_builders
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # fault_client
 
 from study_builders import study as build_study  # noqa: E402
@@ -35,5 +34,5 @@ def live_study(transactional_db) -> Study:
 
 @pytest.fixture
 def fault_env(service_env) -> dict[str, str]:
-    service_env["CONN_MAX_AGE"] = "0"  # see tests/studyapp/test_bots.py
+    service_env["CONN_MAX_AGE"] = "0"  # see tests/studyapp/bots/test_runner.py
     return service_env

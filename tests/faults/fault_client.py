@@ -6,7 +6,7 @@ import uuid
 import httpx
 from websockets.sync.client import connect as ws_connect
 
-from studyapp import bots
+from studyapp.bots import runner as bots
 
 
 class Person:

@@ -14,8 +14,8 @@ import redis
 from fault_client import Person, play_through
 from procs import free_port, start_daphne, stop
 
-from playback.services_delivery import playback_create
-from playback.stream import Piece, Stream
+from playback.core.stream import Piece, Stream
+from playback.services.delivery import playback_create
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from fault_client import Person
 from faults import postgres_down
 
 from pacelab.db_outage import DatabaseOutageMiddleware
-from studyapp import bots
+from studyapp.bots import runner as bots
 from studyapp.models import Answer, Session
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial_services]

@@ -15,7 +15,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from analysis.models import AnalysisRun
-from pacelab.tasks import requeue_stale
+from analysis.services import analysis_requeue_stale as requeue_stale
 from studyapp.models import Answer, Session
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial_services]

@@ -1,7 +1,7 @@
 """Fuzzing every participant endpoint through the whole Django stack (middleware, CSRF, views, services, the
 database): random JSON and mutated valid payloads for every step kind, random query strings and tokens. Never a
-500, never a malformed stored answer (every stored value re-validates with ``studyapp.responses``), never a change
-to another participant's session. Each example runs in a savepoint that is rolled back, so every example starts
+500, never a malformed stored answer (every stored value re-validates with ``studyapp.journey.responses``), never a
+change to another participant's session. Each example runs in a savepoint that is rolled back, so every example starts
 from the same sessions, one waiting at each kind of step."""
 
 import json
@@ -18,9 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from journey_driver import answer_for
 from journey_driver import step as drive
-from test_bots import trimmed_demo
+from study_builders import trimmed_demo
 
-from studyapp import responses, selectors, services
+from studyapp import selectors, services
+from studyapp.journey import responses
 from studyapp.models import Answer, Session, Trial
 
 pytestmark = pytest.mark.integration

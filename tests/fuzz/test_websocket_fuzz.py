@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from playback import protocol
-from playback.models_delivery import PaintReport, Playback
-from playback.services_delivery import playback_create
-from playback.stream import Piece, Stream
+from playback.core import protocol
+from playback.core.stream import Piece, Stream
+from playback.models.delivery import PaintReport, Playback
+from playback.services.delivery import playback_create
 
 pytestmark = pytest.mark.integration
 REPLY_TYPES = {"ready", "schedule", "frame", "end", "pong", "ack", "error"}

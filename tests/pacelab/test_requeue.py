@@ -1,18 +1,14 @@
 """Jobs whose enqueue was lost (broker down) are sent again by the periodic requeue, and run once."""
 
-import sys
 import uuid
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studyapp"))
-
 from study_builders import study as study_doc  # noqa: E402
 
+from analysis import services as analysis_services  # noqa: E402
 from analysis.models import AnalysisRun  # noqa: E402
 from pacelab import tasks  # noqa: E402
 from studyapp import services as study_services  # noqa: E402
@@ -57,5 +53,5 @@ def test_requeue_sends_only_runs_queued_longer_than_the_grace_period(study, sett
     old = _queued(study, "v-old", timedelta(minutes=5))
     _queued(study, "v-fresh")  # fresh: its own enqueue may still be on its way
     _queued(study, "v-done", timedelta(minutes=5), state=AnalysisRun.State.DONE)
-    assert tasks.requeue_stale() == 1
+    assert analysis_services.analysis_requeue_stale() == 1
     assert sent == [(old.pk,)]

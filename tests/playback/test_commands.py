@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from playback import arrivals, importers, metrics, texts
+from playback.core import arrivals, importers, metrics, texts
 from playback.models import Stimulus, Trace
 
 JSON_KEYS = {"id", "ttft_ms", "tokens_per_s", "output_tokens", "chars_per_s", "itl_mean_ms", "itl_p95_ms",

@@ -3,10 +3,10 @@ tests/faults/test_playback_without_redis.py for the same with a real Daphne and 
 
 from channels.layers import get_channel_layer
 
-from dashboard.consumers import DashboardConsumer
+from dashboard.consumers.live import DashboardConsumer
 from pacelab.routing import websocket_urlpatterns
-from playback.consumers import ClockConsumer
-from playback.playback_consumer import PlaybackConsumer
+from playback.consumers.clock import ClockConsumer
+from playback.consumers.playback import PlaybackConsumer
 
 
 def test_playback_consumers_have_no_channel_layer():

@@ -3,8 +3,8 @@ variant's, a text kind plays its own text, and the URL, the stream and the saved
 
 import pytest
 
-from playback import arrivals, playground, texts
-from playback.playground import Config, Source, Variant
+from playback.core import arrivals, playground, texts
+from playback.core.playground import Config, Source, Variant
 
 
 def test_an_arrival_pattern_round_trips_through_the_url():
@@ -53,8 +53,8 @@ def test_the_saved_spec_names_the_pattern_and_reproduces_the_stream():
 
 @pytest.mark.django_db
 def test_the_page_offers_every_pattern_and_plays_a_text_kind_with_its_own_text(client, django_user_model):
-    from playback.models_delivery import Playback
-    from playback.stream import Stream
+    from playback.core.stream import Stream
+    from playback.models.delivery import Playback
 
     designer = django_user_model.objects.create_user("arrivals-designer", password="pw-designer-1")
     client.force_login(designer)

@@ -5,8 +5,10 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from studyapp import adaptive_trials, bots, services, studyfile
-from studyapp.adaptive import replay
+from studyapp import adaptive_trials, services
+from studyapp.bots import runner as bots
+from studyapp.design import studyfile
+from studyapp.design.adaptive import replay
 from studyapp.models import Session, Trial
 
 pytestmark = [pytest.mark.integration]

@@ -8,9 +8,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from journey_driver import answer_for
 
-from playback import metrics
-from studyapp import adaptive_trials, selectors, services, stimuli, studyfile
-from studyapp.adaptive import Observer, replay
+from playback.core import metrics
+from studyapp import adaptive_trials, selectors, services, stimuli
+from studyapp.design import studyfile
+from studyapp.design.adaptive import Observer, replay
 from studyapp.models import Answer, Session, Trial
 
 pytestmark = pytest.mark.django_db

@@ -10,12 +10,14 @@ import httpx
 import pytest
 import websockets
 from django.contrib.auth import get_user_model
-from test_bots import trimmed_demo
+from study_builders import trimmed_demo
 
-from playback.models_delivery import PaintReport, Playback
-from playback.services_delivery import playback_create
-from playback.stream import Piece, Stream
-from studyapp import bot_models, bots, services
+from playback.core.stream import Piece, Stream
+from playback.models.delivery import PaintReport, Playback
+from playback.services.delivery import playback_create
+from studyapp import services
+from studyapp.bots import observers as bot_models
+from studyapp.bots import runner as bots
 from studyapp.models import Answer, PageVisit, Session, Study, Trial
 
 pytestmark = pytest.mark.integration
@@ -23,7 +25,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def server(service_env, request) -> str:
-    service_env["CONN_MAX_AGE"] = "0"  # see tests/studyapp/test_bots.py
+    service_env["CONN_MAX_AGE"] = "0"  # see tests/studyapp/bots/test_runner.py
     return request.getfixturevalue("daphne_server")
 
 

@@ -9,10 +9,10 @@ import copy
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
-from journey_driver import ENV
-from test_views_participant import enter, submit
+from journey_driver import ENV, enter, submit
 
-from studyapp import services, studyfile
+from studyapp import services
+from studyapp.design import studyfile
 from studyapp.models import Answer, Session
 
 pytestmark = pytest.mark.django_db

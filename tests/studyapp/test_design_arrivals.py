@@ -4,8 +4,9 @@ set where it is written and overridden by keys beside it and later layers; bad u
 import pytest
 from study_builders import study
 
-from playback import arrivals
-from studyapp import design, studyfile
+from playback.core import arrivals
+from studyapp.design import plan as design
+from studyapp.design import studyfile
 
 
 def arrival_study(**stimulus_changes):

@@ -6,7 +6,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from journey_driver import ENV, run_to_end, step
 
-from studyapp import services, studyfile
+from studyapp import services
+from studyapp.design import studyfile
 from studyapp.models import Answer, Decline, Session, Study, Trial
 
 pytestmark = pytest.mark.django_db

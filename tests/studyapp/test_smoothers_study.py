@@ -13,7 +13,11 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from analysis.models import AnalysisRun
-from studyapp import bot_models, bots, design, services, studyfile
+from studyapp import services
+from studyapp.bots import observers as bot_models
+from studyapp.bots import runner as bots
+from studyapp.design import plan as design
+from studyapp.design import studyfile
 
 STUDY = Path(studyfile.demo_study_path()).parent / "smoothers-study.yaml"
 SMOOTHERS = ["token", "smooth", "ai-sdk-smooth", "chat-ui-smooth", "accelerating", "typewriter"]

@@ -6,7 +6,7 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from studyapp import studyfile
+from studyapp.design import studyfile
 
 
 def run(*args):

@@ -38,7 +38,7 @@ SERVICE_FIXTURES = frozenset({
 # covers every parametrisation of that test.
 ALL = ("*",)
 SLOW_TESTS: dict[str, tuple[str, ...]] = {
-    "tests/analysis/test_figures.py": (
+    "tests/analysis/reporting/test_figures.py": (
         "test_each_figure_calls_back_so_a_run_can_be_cancelled_between_figures",
         "test_every_analysis_gets_a_figure_in_three_formats",
         "test_the_same_results_draw_the_same_svg",
@@ -48,13 +48,13 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_interval_method_is_chosen_and_reported",
         "test_trials_of_participants_who_differ_get_the_jackknife_widened_interval",
     ),
-    "tests/analysis/test_pairwise.py": (
+    "tests/analysis/stats/test_pairwise.py": (
         "test_a_unanimous_pair_gets_an_interval_that_narrows_with_more_answers",
     ),
-    "tests/analysis/test_clustered.py": (
+    "tests/analysis/stats/test_clustered.py": (
         "test_participants_who_differ_widen_the_interval_beyond_the_models",
     ),
-    "tests/analysis/test_pipeline.py": (
+    "tests/analysis/stats/test_pipeline.py": (
         "test_a_population_interval_never_runs_off_the_levels_the_model_integrates_over",
         "test_a_threshold_beyond_the_tested_levels_is_flagged_as_the_priors",
         "test_a_ttft_level_is_fitted_as_a_falling_curve",
@@ -62,7 +62,7 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_results_are_plain_json_without_nan",
         "test_the_jackknife_can_be_turned_off_and_is_not_used_below_five_participants",
     ),
-    "tests/analysis/test_population.py": (
+    "tests/analysis/stats/test_population.py": (
         "test_trial_rows_and_block_rows_give_the_same_fit",
         "test_few_participants_get_the_profile_interval_with_a_students_t_cut",
         "test_the_point_is_restricted_maximum_likelihoods_and_the_interval_the_plain_likelihoods",
@@ -77,7 +77,7 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_the_interval_follows_the_confidence_level_asked_for",
         "test_the_pooled_interval_per_condition_reaches_as_far_as_the_participant_jackknife",
     ),
-    "tests/analysis/test_psychometric.py": (
+    "tests/analysis/stats/test_psychometric.py": (
         "test_threshold_at_other_proportions_gets_its_own_interval",
         "test_binomial_data_keep_close_to_binomial_intervals",
         "test_hybrid_interval_is_shorter_than_the_profile_where_the_guess_rate_is_not_identified",
@@ -89,14 +89,16 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_weibull_fits_on_log_levels_and_reports_threshold_in_levels",
         "test_yes_no_fit_recovers_threshold_and_width_from_exact_proportions",
     ),
-    "tests/analysis/test_report.py": (
-        "test_the_report_embeds_figures_tables_and_the_exclusion_report",
+    "tests/analysis/reporting/test_methods.py": (
         "test_the_methods_paragraph_states_design_n_exclusions_and_fitting",
     ),
-    "tests/playback/importers/test_sglang.py": (
+    "tests/analysis/test_report_page.py": (
+        "test_the_report_embeds_figures_tables_and_the_exclusion_report",
+    ),
+    "tests/playback/core/importers/test_sglang.py": (
         "test_detailed_run_becomes_streams_with_recorded_times",
     ),
-    "tests/playback/test_playground.py": (
+    "tests/playback/core/test_playground.py": (
         "test_a_configuration_survives_the_url_exactly",
     ),
     # subprocesses: the benchmark scripts end to end, pytest itself, Django's deploy check, fresh interpreters

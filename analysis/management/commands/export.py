@@ -1,6 +1,6 @@
 """manage.py export STUDY [--out DIR] [--format csv,parquet] [--include-excluded]: write a study's tidy data.
 
-A thin shell: ``analysis.snapshot.read_frames`` reads (one snapshot), ``analysis.exporting.export`` applies the
+A thin shell: ``analysis.snapshot.read_frames`` reads (one snapshot), ``analysis.tables.exporting.export`` applies the
 study file's exclusion rules and writes; this command prints the files written and the exclusion report.
 """
 
@@ -9,7 +9,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis import exclusions, exporting, snapshot
+from analysis import snapshot
+from analysis.tables import exclusions, exporting
 from studyapp.selectors import study_by_slug
 
 

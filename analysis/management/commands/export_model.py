@@ -1,6 +1,6 @@
 """``manage.py export_model STUDY [--out model.json] [--run ID] [--block B]``: a study's perception model as a file.
 
-``manage.py export_model --demo`` refits the demo model on simulated bots (``analysis.demo_model``) and writes the
+``manage.py export_model --demo`` refits the demo model on simulated bots (``analysis.stats.demo_model``) and writes the
 committed file ``analysis/data/demo-model.json``. The schema is docs/scoring.md.
 """
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis import demo_model, perception_model
 from analysis.model_export import NoModel, finished_run, model_for
+from analysis.stats import demo_model, perception_model
 from studyapp.models import Study
 
 

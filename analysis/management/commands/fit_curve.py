@@ -1,20 +1,20 @@
 """manage.py fit_curve CSV [--sigmoid S] [--experiment yes/no|2AFC] [--log-axis] [--interval I] [--json]: fit data.
 
-A thin shell: ``analysis.curvefile`` reads the CSV (aggregated ``level,n_positive,n_total`` or trial
-``level,response`` rows) and ``analysis.psychometric.fit`` does the fit; this command only prints. Trial rows
+A thin shell: ``analysis.tables.curvefile`` reads the CSV (aggregated ``level,n_positive,n_total`` or trial
+``level,response`` rows) and ``analysis.stats.psychometric.fit`` does the fit; this command only prints. Trial rows
 with a ``participant`` column are a fit over people, so the threshold interval is widened to the participant
-jackknife where it reaches further (``analysis.clustered``; ``--no-jackknife`` keeps the model's).
+jackknife where it reaches further (``analysis.stats.clustered``; ``--no-jackknife`` keeps the model's).
 """
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis import clustered
-from analysis.curvefile import CurveFileError, read_with_participants
-from analysis.pipeline import jsonable
-from analysis.psychometric import EXPERIMENTS, INTERVALS, FitOptions, fit
-from analysis.sigmoids import NAMES
+from analysis.stats import clustered
+from analysis.stats.pipeline import jsonable
+from analysis.stats.psychometric import EXPERIMENTS, INTERVALS, FitOptions, fit
+from analysis.stats.sigmoids import NAMES
+from analysis.tables.curvefile import CurveFileError, read_with_participants
 
 
 class Command(BaseCommand):

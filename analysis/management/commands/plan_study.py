@@ -1,5 +1,5 @@
 """``manage.py plan_study STUDY [--participants 20,40,80] [--model FILE] [--runs 200] [--json] [--quick]``: how
-well each participant count would pin down the study's headline (``analysis.planning``), with progress.
+well each participant count would pin down the study's headline (``analysis.stats.planning``), with progress.
 
 STUDY is a loaded study's slug (the plan is then kept as its latest, and the dashboard shows it) or the path of a
 study file. ``--model`` is a bot model file (the keys of docs/bots.md) or a pilot's ``results.json``
@@ -14,8 +14,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from analysis import planning, plans
-from studyapp import studyfile
+from analysis import plans
+from analysis.stats import planning
+from studyapp.design import studyfile
 from studyapp.models import Study
 
 WIDTH = 30

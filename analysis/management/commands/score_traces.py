@@ -1,8 +1,9 @@
 """``manage.py score_traces FILE... --model model.json [--population-share 0.75] [--json] [--html OUT]
 [--vs B...]``: how serving requests would feel to the study's population (nothing is stored).
 
-Thin shell: ``analysis.score_input`` reads and measures, ``analysis.scoring`` scores, ``analysis.score_compare``
-compares, ``analysis.score_text`` / ``analysis.score_html`` present. docs/scoring.md documents the JSON keys.
+Thin shell: ``analysis.stats.score_input`` reads and measures, ``analysis.stats.scoring`` scores,
+``analysis.stats.score_compare`` compares, ``analysis.reporting.score_text`` / ``analysis.score_html`` present.
+docs/scoring.md documents the JSON keys.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis import perception_model, score_compare, score_text, scoring
-from analysis.demo_model import DEMO_MODEL_PATH
-from analysis.score_input import TraceInputError, load_requests
-from playback import importers
+from analysis.reporting import score_text
+from analysis.stats import perception_model, score_compare, scoring
+from analysis.stats.demo_model import DEMO_MODEL_PATH
+from analysis.stats.score_input import TraceInputError, load_requests
+from playback.core import importers
 
 JSON_VERSION = 1
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from dashboard import payments
-from dashboard import selectors_review as review
+from dashboard.selectors import review as review
 from studyapp import selectors
 
 

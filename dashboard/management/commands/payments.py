@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from dashboard import payments
-from dashboard import selectors_review as review
-from dashboard.quality import DECISIONS
+from dashboard.core.quality import DECISIONS
+from dashboard.selectors import review as review
 from studyapp import selectors
 
 

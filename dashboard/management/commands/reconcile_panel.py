@@ -7,7 +7,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from dashboard import payments, reconcile
+from dashboard import payments
+from dashboard.core import reconcile
 from studyapp import selectors
 
 TITLES = {"in_panel_not_here": "in the panel but not here", "here_not_completed": "submitted there, not completed "

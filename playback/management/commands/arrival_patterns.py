@@ -1,6 +1,6 @@
 """manage.py arrival_patterns [--json] [--plot FILE]: the named arrival patterns, their timing and sample text.
 
-Lists every pattern (``playback.arrivals``) with its kind, its sample text and tokenizer, and the metrics of its
+Lists every pattern (``playback.core.arrivals``) with its kind, its sample text and tokenizer, and the metrics of its
 sample stream under ``--seed``; ``--plot`` also writes the arrival-curve figure (docs/arrival-patterns.md).
 """
 
@@ -8,7 +8,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from playback import arrival_figure, arrivals, metrics
+from playback.core import arrival_figure, arrivals, metrics
 
 
 class Command(BaseCommand):

@@ -5,7 +5,8 @@ researcher unless --shared."""
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from playback import importers, services
+from playback.core import importers
+from playback.services import streams as services
 
 
 class Command(BaseCommand):

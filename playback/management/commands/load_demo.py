@@ -2,7 +2,8 @@
 
 from django.core.management.base import BaseCommand
 
-from playback import demo, services, tokenizers
+from playback.core import demo, tokenizers
+from playback.services import streams as services
 
 
 class Command(BaseCommand):
@@ -27,7 +28,7 @@ class Command(BaseCommand):
         if opts["owner"]:
             from django.core.management import call_command
 
-            from studyapp import studyfile
+            from studyapp.design import studyfile
 
             call_command("load_study", str(studyfile.demo_study_path()), owner=opts["owner"], open=True,
                          stdout=self.stdout)

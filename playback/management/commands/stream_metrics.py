@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from playback import importers, metrics
+from playback.core import importers, metrics
 
 JSON_KEYS = (
     "id", "ttft_ms", "ttfr_ms", "tokens_per_s", "output_tokens", "chars_per_s", "words_per_s", "itl_mean_ms",

@@ -1,6 +1,6 @@
 """manage.py synth_stream --text FILE --tokenizer T --rate R --ttft MS [...]: make a synthetic stream.
 
-Or ``--arrival NAME`` (``playback.arrivals``, docs/arrival-patterns.md): the pattern's timing model, with its
+Or ``--arrival NAME`` (``playback.core.arrivals``, docs/arrival-patterns.md): the pattern's timing model, with its
 sample text and tokenizer unless ``--text``/``--tokenizer`` are given; ``--ttft`` and ``--seed`` still apply, the
 other timing flags are refused with it (the pattern is a whole timing model).
 
@@ -14,10 +14,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from playback import arrivals, metrics, services, synth, texts, tokenizers
-from playback.importers.pacelab_jsonl import dump_jsonl, trace_line
-from playback.stream import StreamMeta
-from playback.timing import JITTERS, RATE_UNITS, STALL_DISTS, TimingSpec, TimingSpecError
+from playback.core import arrivals, metrics, synth, texts, tokenizers
+from playback.core.importers.pacelab_jsonl import dump_jsonl, trace_line
+from playback.core.stream import StreamMeta
+from playback.core.timing import JITTERS, RATE_UNITS, STALL_DISTS, TimingSpec, TimingSpecError
+from playback.services import streams as services
 
 
 def read_text(source: str) -> str:

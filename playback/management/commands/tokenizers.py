@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from playback import tokenizers, tokenstats
+from playback.core import tokenizers, tokenstats
 
 
 class Command(BaseCommand):

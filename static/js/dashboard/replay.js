@@ -1,5 +1,5 @@
 // The replay page: what a participant's screen showed, frame by frame, next to the intended schedule.
-// The data (dashboard.replay.build) lists each stream piece with its scheduled time and, where the browser's paint
+// The data (dashboard.core.replay.build) lists each stream piece with its scheduled time and, where the browser's paint
 // log named it, the time it was painted. The screen at time t is every frame painted by t, in stream order; the
 // schedule pane shows every frame due by t. Both run on one clock, in real time or slowed down; the plot shows
 // painted − scheduled per frame with a cursor at the current time.

@@ -1,7 +1,7 @@
 // Timing-fidelity summary of one playback, computed in the browser from the paint log.
 // Pure and small so the server can mirror it exactly (definitions in docs/rendering.md).
 
-/** Linear-interpolation percentile (numpy's default, as playback/metrics.py) of a sorted, non-empty list. */
+/** Linear-interpolation percentile (numpy's default, as playback/core/metrics.py) of a sorted, non-empty list. */
 export function percentile(sorted, q) {
   if (!sorted.length) throw new Error("percentile of an empty list");
   if (!(q >= 0 && q <= 100)) throw new Error(`percentile q must be in [0, 100], got ${q}`);

@@ -1,5 +1,5 @@
 // The environment check: what the study needs to know about the participant's screen and browser, in the
-// shape studyapp.responses.environment validates: {user_agent, viewport {width, height}, refresh_hz, device,
+// shape studyapp.journey.responses.environment validates: {user_agent, viewport {width, height}, refresh_hz, device,
 // dpr, touch, language}. The refresh rate is measured, not guessed: the median interval between
 // requestAnimationFrame callbacks over about one second.
 

@@ -1,5 +1,5 @@
 // The study's device requirements, checked on the consent page before anything is recorded. Mirrors
-// studyapp.responses.environment_refusal (the server checks again when the answer arrives).
+// studyapp.journey.responses.environment_refusal (the server checks again when the answer arrives).
 
 /** Why `env` ({device, viewport, refresh_hz}) does not meet `limits`: "device", "viewport", "refresh" or null. */
 export function refusalOf(limits, env) {

@@ -3,7 +3,8 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from studyapp import services, studyfile
+from studyapp import services
+from studyapp.design import studyfile
 
 
 class Command(BaseCommand):

@@ -25,7 +25,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.db.models import Count
 
-from studyapp import bot_models, bots, selectors
+from studyapp import selectors
+from studyapp.bots import observers as bot_models
+from studyapp.bots import runner as bots
 from studyapp.models import Answer, Session, Study
 
 

@@ -2,7 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from studyapp import design, studyfile
+from studyapp.design import plan as design
+from studyapp.design import studyfile
 
 
 class Command(BaseCommand):

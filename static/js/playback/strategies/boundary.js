@@ -23,7 +23,7 @@ export function createBoundaryStrategy(sink, lastBoundary) {
   };
 }
 
-// CJK characters are words on their own (as playback/textunits.py counts them).
+// CJK characters are words on their own (as playback/core/textunits.py counts them).
 export const CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\u{20000}-\u{3134f}";
 
 /** Index just past the last match of global regex `re` in `text` (0 when none). */

@@ -1,0 +1,212 @@
+"""Score serving requests with a perception model: the share of the population that would accept each one.
+
+Pure (no Django). Each request's metrics come from the stream core (``playback.core.metrics``); the model is a
+validated model file (``analysis.stats.perception_model``). A request's share is Φ(±(x − μ(t))/σ(t)) on the model's
+fitting axis, x its level metric (decode rate) and t its second predictor (TTFT), μ and log σ interpolated
+between the model's anchors. The interval is the 2.5 %–97.5 % range over ``draws`` draws of the anchors' μ and
+log σ from their normals (the model's uncertainty; the request's own metrics are taken as measured). The same
+draws give the intervals of the summary numbers, so those intervals carry the model's uncertainty, which is
+shared between requests (and between two runs compared: ``analysis.stats.score_compare``).
+
+Requests whose metrics lie outside the range the study tested are scored by extrapolation and counted; requests
+without a level (one content piece: no decode rate) are not scored and counted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from playback.core.metrics import StreamMetrics
+
+CHUNK = 2048  # requests per block of draws: bounds memory at draws × CHUNK floats per array
+WORST = 5
+HIST_BINS = 10
+
+
+@dataclass(slots=True)
+class Request:
+    """What scoring needs of one request (from ``playback.core.metrics``). Not frozen: a frozen dataclass's __init__
+    costs a third of scoring a 10,000-request file."""
+
+    id: str
+    level: float | None  # the model's level metric (tokens/s)
+    second: float | None  # the second predictor (TTFT ms), None when the model has one predictor
+    ttft_ms: float | None
+    tokens_per_s: float | None
+    chars_per_s: float | None
+    stall_total_ms: float
+    prompt: str = ""
+
+
+def requests_from_metrics(model: Mapping[str, Any], metrics: Iterable[StreamMetrics],
+                          prompts: Iterable[str] | None = None) -> list[Request]:
+    """The requests' predictors as the model names them (its ``predictors[].metric``)."""
+    preds = model["predictors"]
+    first = preds[0]["metric"]
+    second = preds[1]["metric"] if len(preds) > 1 else None
+    prompts_list = list(prompts) if prompts is not None else None
+    out = []
+    for i, m in enumerate(metrics):
+        out.append(Request(id=m.id, level=getattr(m, first), second=getattr(m, second) if second else None,
+                           ttft_ms=m.ttft_ms, tokens_per_s=m.tokens_per_s, chars_per_s=m.chars_per_s,
+                           stall_total_ms=m.stall_total_ms, prompt=prompts_list[i] if prompts_list else ""))
+    return out
+
+
+class Surface:
+    """The model's population parameters: at its point estimate and as draws, evaluated at any request."""
+
+    def __init__(self, model: Mapping[str, Any], draws: int = 200, seed: int = 0) -> None:
+        pop = model["population"]
+        self.model = model
+        self.log = model["predictors"][0]["axis"] == "log"
+        self.sign = -1.0 if model["predictors"][0].get("direction") == "falling" else 1.0
+        anchors = pop["anchors"]
+        self.at = np.array([a["at"] if a["at"] is not None else 0.0 for a in anchors], dtype=float)
+        mu = np.array([a["mu"] for a in anchors], dtype=float)
+        ls = np.array([a["log_sigma"] for a in anchors], dtype=float)
+        rng = np.random.default_rng(seed)
+        self.draws = draws
+        # row 0 is the point estimate; rows 1.. the draws
+        self.mu = np.vstack([mu, mu + rng.standard_normal((draws, len(mu))) * [a["mu_se"] for a in anchors]])
+        self.log_sigma = np.vstack([ls, ls + rng.standard_normal((draws, len(ls))) *
+                                    [a["log_sigma_se"] for a in anchors]])
+        self.tested = [tuple(p["tested"]) for p in model["predictors"]]
+
+    def _weights(self, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Segment index and fraction along it per request (linear, extrapolated along the end segments)."""
+        if len(self.at) == 1:
+            return np.zeros(len(second), dtype=int), np.zeros(len(second))
+        i = np.clip(np.searchsorted(self.at, second) - 1, 0, len(self.at) - 2)
+        frac = (second - self.at[i]) / (self.at[i + 1] - self.at[i])
+        return i, frac
+
+    def shares(self, level: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """(1 + draws, n) shares accepting: row 0 at the point estimate. ``level`` > 0 on a log axis."""
+        x = np.log(level) if self.log else level
+        i, f = self._weights(second)
+        mu = self.mu[:, i] * (1 - f) + self.mu[:, np.minimum(i + 1, len(self.at) - 1)] * f
+        ls = self.log_sigma[:, i] * (1 - f) + self.log_sigma[:, np.minimum(i + 1, len(self.at) - 1)] * f
+        return special.ndtr(self.sign * (x[None, :] - mu) / np.exp(ls))
+
+    def outside(self, level: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = self.tested[0]
+        out_level = (level < lo) | (level > hi)
+        if len(self.tested) > 1:
+            lo2, hi2 = self.tested[1]
+            return out_level, (second < lo2) | (second > hi2)
+        return out_level, np.zeros(len(level), dtype=bool)
+
+
+def _interval(values: np.ndarray) -> list[float]:
+    lo, hi = np.percentile(values, [2.5, 97.5])
+    return [float(lo), float(hi)]
+
+
+def _why(surface: Surface, req: Request, share: float, target: float) -> dict[str, Any]:
+    """Which predictor holds a request back, on the fitting axis: TTFT's part is how far its TTFT raises the
+    population's median threshold above the threshold at the best TTFT tested; the rate's part is how far the
+    request's rate lies below that best-TTFT threshold. The larger part names the cause ("none" when the request
+    is acceptable to the population share asked for, or neither part is positive)."""
+    sign = surface.sign
+    x = math.log(req.level) if surface.log else float(req.level)
+    best_t = surface.tested[1][0] if len(surface.tested) > 1 else 0.0
+    i, f = surface._weights(np.array([best_t, req.second or 0.0]))
+    mu = surface.mu[0, i] * (1 - f) + surface.mu[0, np.minimum(i + 1, len(surface.at) - 1)] * f
+    parts = {"rate": float(sign * (mu[0] - x))}
+    if len(surface.tested) > 1 and req.second is not None:
+        parts["ttft"] = float(sign * (mu[1] - mu[0]))
+    cause = max(parts, key=parts.get)
+    if share >= target or parts[cause] <= 0:
+        cause = "none"
+    return {"cause": cause, "penalty": {k: round(v, 4) for k, v in parts.items()}}
+
+
+def score(model: Mapping[str, Any], requests: Sequence[Request], *, population_share: float | None = None,
+          draws: int = 200, seed: int = 0, worst: int = WORST, keep_draws: bool = False) -> dict[str, Any]:
+    """The JSON-ready score of a run (keys in docs/scoring.md, "score_traces --json"). ``keep_draws`` adds the
+    per-request draws (``_draws``, not JSON) for a comparison."""
+    target = float(model["population"]["share"] if population_share is None else population_share)
+    if not 0 < target < 1:
+        raise ValueError(f"--population-share: must lie strictly between 0 and 1, got {target:g}")
+    surface = Surface(model, draws=draws, seed=seed)
+    log = surface.log
+    ok = [r.level is not None and (r.level > 0 or not log) and (len(surface.tested) == 1 or r.second is not None)
+          for r in requests]
+    usable = [r for r, good in zip(requests, ok) if good]
+    unscored = [r.id for r, good in zip(requests, ok) if not good]
+    n = len(usable)
+    level = np.array([r.level for r in usable], dtype=float)
+    second = np.array([r.second if r.second is not None else 0.0 for r in usable], dtype=float)
+    point = np.empty(n)
+    lows, highs = np.empty(n), np.empty(n)
+    accepted_per_draw = np.zeros(draws)
+    mean_per_draw = np.zeros(draws)
+    kept = [] if keep_draws else None
+    for start in range(0, n, CHUNK):
+        s = surface.shares(level[start:start + CHUNK], second[start:start + CHUNK])
+        point[start:start + CHUNK] = s[0]
+        lo, hi = np.percentile(s[1:], [2.5, 97.5], axis=0)
+        lows[start:start + CHUNK], highs[start:start + CHUNK] = lo, hi
+        accepted_per_draw += (s[1:] >= target).sum(axis=1)
+        mean_per_draw += s[1:].sum(axis=1)
+        if kept is not None:
+            kept.append(s[1:].astype(np.float32))
+    out_level, out_second = surface.outside(level, second)
+    extrapolated = out_level | out_second
+    names = [p["metric"] for p in model["predictors"]]
+    result: dict[str, Any] = {
+        "model": {"study": model["provenance"]["study"], "simulated": model["simulated"], "label": model["label"],
+                  "participants": model["provenance"]["participants"],
+                  "n_participants": model["provenance"]["n_participants"],
+                  "predictors": names, "tested": {p["metric"]: list(p["tested"]) for p in model["predictors"]}},
+        "population_share": target,
+        "draws": draws,
+        "n_requests": len(requests),
+        "n_scored": n,
+        "n_unscored": len(requests) - n,
+        "unscored": unscored[:20],
+    }
+    if n == 0:
+        result.update(acceptable={"share": None, "count": 0, "interval": [None, None]},
+                      mean_share={"value": None, "interval": [None, None]}, distribution={}, worst=[],
+                      extrapolated={"count": 0, "share": 0.0, "by_predictor": {}, "requests": []}, requests=[])
+        return result
+    count = int((point >= target).sum())
+    result["acceptable"] = {"share": count / n, "count": count, "interval": _interval(accepted_per_draw / n)}
+    result["mean_share"] = {"value": float(point.mean()), "interval": _interval(mean_per_draw / n)}
+    edges = np.linspace(0, 1, HIST_BINS + 1)
+    result["distribution"] = {
+        "quantiles": {f"p{q}": float(v) for q, v in zip((10, 25, 50, 75, 90),
+                                                       np.percentile(point, [10, 25, 50, 75, 90]))},
+        "hist_edges": edges.tolist(),
+        "hist_counts": np.histogram(point, bins=edges)[0].tolist(),
+    }
+    by_pred = {names[0]: int(out_level.sum())}
+    if len(names) > 1:
+        by_pred[names[1]] = int(out_second.sum())
+    result["extrapolated"] = {"count": int(extrapolated.sum()), "share": float(extrapolated.mean()),
+                              "by_predictor": by_pred,
+                              "requests": [usable[i].id for i in np.flatnonzero(extrapolated)[:20]]}
+    rows = []
+    for i, r in enumerate(usable):
+        rows.append({"id": r.id, "share": float(point[i]), "low": float(lows[i]), "high": float(highs[i]),
+                     "ttft_ms": r.ttft_ms, "tokens_per_s": r.tokens_per_s, "chars_per_s": r.chars_per_s,
+                     "stall_total_ms": r.stall_total_ms, "extrapolated": bool(extrapolated[i])})
+    order = np.argsort(point, kind="stable")[:worst]
+    result["worst"] = [{**rows[i], **_why(surface, usable[i], float(point[i]), target)} for i in order]
+    result["requests"] = rows
+    if kept is not None:
+        result["_draws"] = np.hstack(kept) if kept else np.empty((draws, 0))
+        result["_prompts"] = [r.prompt for r in usable]
+    return result
+
+
+def fmt_share(x: float | None) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f} %"

@@ -1,0 +1,1 @@
+"""Reads of the dashboard, one module per page family."""

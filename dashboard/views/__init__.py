@@ -1,0 +1,1 @@
+"""Dashboard pages, one module per page family (urls.py routes them)."""

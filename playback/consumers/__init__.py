@@ -1,0 +1,1 @@
+"""Websocket consumers of playback: the playback socket and the clock socket."""

@@ -1,0 +1,274 @@
+"""Rebuilding stream pieces from a generated text and recorded chunk times.
+
+vLLM, SGLang and AIPerf record *when* each streamed chunk (SSE message) arrived, and the whole generated text,
+but not which text each chunk carried. To replay such a trace we cut the text into tokens with the model's
+tokenizer and spread them over the recorded chunks, one piece per chunk, so the recorded cadence (TTFT, chunk
+gaps, stalls) is kept exactly and only the split of text between chunks is reconstructed.
+
+Distribution rule (the same for text units and for token counts):
+
+- ``n >= chunks``: as even as possible, every chunk gets at least one (counts differ by at most one, the
+  larger counts spread evenly along the stream).
+- ``n < chunks``: the first and last unit sit on the first and last chunk (so TTFT and end time stay as
+  recorded), the others are spread evenly between; chunks that get no unit stay as pieces with empty text
+  (they still carry their share of the token count), so the chunk count and times are always preserved.
+
+Token counts follow the recorded output token count when there is one (so ``sum(piece.tokens)`` equals it);
+otherwise the tokenizer's count. The module also holds the small JSON readers and field checks the
+benchmark-result importers share, so that every one reports a broken file the same way. No Django import.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import re
+from collections.abc import Sequence
+from itertools import accumulate, repeat
+from pathlib import Path
+from typing import Any
+
+from playback.core import tokenizers
+from playback.core.importers.base import TraceFormatError
+from playback.core.stream import Piece
+from playback.core.tokenizers import Tokenizer
+
+FALLBACK_TOKENIZER = "char"
+
+
+def spread(total: int, slots: int) -> list[int]:
+    """How many of ``total`` items go to each of ``slots`` ordered slots (see the module rule)."""
+    if slots <= 0:
+        raise ValueError(f"slots must be >= 1, got {slots}")
+    if total < 0:
+        raise ValueError(f"total must be >= 0, got {total}")
+    if total == slots:
+        return [1] * slots
+    if total > slots:
+        bounds = [i * total // slots for i in range(slots + 1)]
+        return list(map(operator.sub, bounds[1:], bounds))
+    counts = [0] * slots
+    if total == 1:
+        counts[0] = 1
+    elif total > 1:
+        step = (slots - 1) / (total - 1)
+        for j in range(total):
+            counts[math.floor(j * step + 0.5)] += 1
+    return counts
+
+
+def rederive(
+    text: str,
+    chunk_times_ms: Sequence[float],
+    output_tokens: int | None,
+    tokenizer: str | Tokenizer,
+) -> tuple[list[Piece], list[str]]:
+    """One piece per recorded chunk, carrying the tokens of ``text`` the chunk is taken to have delivered.
+
+    Returns the pieces and notes on anything approximate (fewer tokens than chunks). Joined piece text
+    equals ``text``; piece times are ``chunk_times_ms``; piece token counts sum to ``output_tokens`` when
+    given. ``ValueError`` for times that are negative, not finite or going backwards.
+    """
+    chunks = len(chunk_times_ms)
+    if chunks == 0:
+        raise ValueError("no chunk times")
+    if not all(map(math.isfinite, chunk_times_ms)) or min(chunk_times_ms) < 0:
+        raise ValueError(f"chunk times must be finite and >= 0, got {list(chunk_times_ms)!r}")
+    if any(map(operator.gt, chunk_times_ms, chunk_times_ms[1:])):
+        raise ValueError("chunk times go backwards")
+    tok = tokenizers.get(tokenizer) if isinstance(tokenizer, str) else tokenizer
+    units = tok.pieces(text) if text else []
+    notes: list[str] = []
+
+    unit_counts = spread(len(units), chunks)
+    if len(units) < chunks:
+        notes.append(
+            f"tokenizer {tok.name} gave {len(units)} tokens for {chunks} recorded chunks: "
+            f"{chunks - len(units)} chunks carry no text"
+        )
+    token_total = len(units) if output_tokens is None else output_tokens
+    token_counts = spread(token_total, chunks)
+    if output_tokens is not None and output_tokens < chunks:
+        notes.append(f"recorded {output_tokens} output tokens for {chunks} chunks: some carry 0 tokens")
+
+    if len(units) == chunks:
+        texts = units
+    else:
+        bounds = list(accumulate(unit_counts, initial=0))
+        texts = ["".join(units[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+    times = map(float, chunk_times_ms)
+    return list(map(Piece, texts, times, repeat("content"), token_counts)), notes
+
+
+def tokenizer_for(model_id: str) -> tuple[Tokenizer, list[str]]:
+    """The tokenizer for a model id (``playback.core.tokenizers.for_model``), with notes on any fallback.
+
+    A model with no recorded id gets what ``for_model`` assumes for unknown models; a tokenizer whose
+    vocabulary is not installed falls back to ``char`` (one token per character).
+    """
+    notes: list[str] = []
+    for_model = getattr(tokenizers, "for_model", None)
+    if for_model is None:  # older tokenizers module without the model lookup
+        name = FALLBACK_TOKENIZER
+        notes.append(f"no model-to-tokenizer lookup: text split per character ({name} tokenizer)")
+    else:
+        name = str(for_model(model_id))
+        if not model_id:
+            notes.append(f"no model recorded: tokenizer {name} assumed")
+    try:
+        return tokenizers.get(name), notes
+    except LookupError as e:
+        notes.append(f"tokenizer {name} unavailable ({e}): text split per character")
+        return tokenizers.get(FALLBACK_TOKENIZER), notes
+
+
+def chunk_times_ms(ttft_s: float, gaps_s: Sequence[float], scale_ms: float = 1000.0) -> list[float]:
+    """Chunk arrival times in ms: the first at TTFT, then TTFT plus the running sum of the gaps."""
+    times = [float(ttft_s) * scale_ms]
+    acc = float(ttft_s)
+    for g in gaps_s:
+        acc += g
+        times.append(acc * scale_ms)
+    return times
+
+
+def finite_times(times: list[float], path: Path, where: str, name: str) -> list[float]:
+    """``times`` from ``chunk_times_ms``, refused when their running sum overflows (each gap was finite, the sum of
+    a few near 1e308 is not): a clear error naming the field, not a failure later in the import. The times never
+    fall (gaps are >= 0), so an overflow anywhere shows in the last one."""
+    if not math.isfinite(times[-1]):
+        raise TraceFormatError(path, where, name, "the chunk times (TTFT plus the running sum of the gaps) overflow: "
+                               "a gap is far too large")
+    return times
+
+
+_KANA = re.compile("[\u3040-\u30ff]")
+_HANGUL = re.compile("[\uac00-\ud7af]")
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
+_CJK_ANY = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def guess_language(text: str) -> str:
+    """``zh``/``ja``/``ko`` when the script says so cheaply; ``""`` otherwise (Latin scripts: not guessed)."""
+    sample = text[:2000]
+    if not _CJK_ANY.search(sample):
+        return ""
+    letters = len(_LETTER.findall(sample))
+    if not letters:
+        return ""
+    if len(_KANA.findall(sample)) * 10 >= letters:
+        return "ja"
+    if len(_HANGUL.findall(sample)) * 3 >= letters:
+        return "ko"
+    if len(_HAN.findall(sample)) * 3 >= letters:
+        return "zh"
+    return ""
+
+
+# --- reading and checking benchmark result files (shared by the benchmark-result importers) --------------
+
+
+def load_json(path: Path) -> Any:
+    """The one JSON document in ``path``; a ``TraceFormatError`` with line and column when it is not JSON."""
+    return _parse(path, path.read_bytes(), many=False)[0]
+
+
+def load_json_documents(path: Path) -> list[Any]:
+    """Every JSON document in ``path``: one, or several written one after another (JSON Lines, appends)."""
+    return _parse(path, path.read_bytes(), many=True)
+
+
+def _parse(path: Path, raw: bytes, many: bool) -> list[Any]:
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise TraceFormatError(path, f"byte {e.start}", "", "file is not UTF-8 text") from None
+    if not many:
+        try:
+            return [json.loads(text)]
+        except json.JSONDecodeError as e:
+            raise _json_error(path, e) from None
+    decoder = json.JSONDecoder()
+    docs: list[Any] = []
+    pos, end = 0, len(text)
+    while True:
+        while pos < end and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= end:
+            break
+        try:
+            obj, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            raise _json_error(path, e) from None
+        docs.append(obj)
+    if not docs:
+        raise TraceFormatError(path, "", "", "file is empty")
+    return docs
+
+
+def _json_error(path: Path, e: json.JSONDecodeError) -> TraceFormatError:
+    return TraceFormatError(path, f"line {e.lineno} column {e.colno}", "", f"invalid JSON: {e.msg}")
+
+
+def number(value: Any, path: Path, where: str, name: str) -> float:
+    """``value`` as a finite, non-negative float, or a ``TraceFormatError`` naming the field."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TraceFormatError(path, where, name, f"must be a number, got {value!r}")
+    f = float(value)
+    if not math.isfinite(f):
+        raise TraceFormatError(path, where, name, f"must be finite, got {value!r}")
+    if f < 0:
+        raise TraceFormatError(path, where, name, f"must be >= 0, got {value!r}")
+    return f
+
+
+def count(value: Any, path: Path, where: str, name: str) -> int:
+    """``value`` as a non-negative whole number (``27.0`` is accepted), or a ``TraceFormatError``."""
+    f = number(value, path, where, name)
+    if f != int(f):
+        raise TraceFormatError(path, where, name, f"must be a whole number, got {value!r}")
+    return int(f)
+
+
+def numbers(value: Any, path: Path, where: str, name: str) -> list[float]:
+    """A list of finite, non-negative numbers; the error names the offending element (``itls[3]``)."""
+    if not isinstance(value, list):
+        raise TraceFormatError(path, where, name, f"must be a list of numbers, got {type(value).__name__}")
+    # Fast path for the usual all-float list (bool is excluded: its type is not int); else find the culprit.
+    if all(type(v) is float or type(v) is int for v in value) and all(map(math.isfinite, value)):
+        if not value or min(value) >= 0:
+            return value
+    return [number(v, path, where, f"{name}[{i}]") for i, v in enumerate(value)]
+
+
+def first_of(indices: list[int], limit: int = 10) -> str:
+    """``3, 7, 9`` or ``3, 7, 9, ... (12 in all)``: request numbers for a note, kept short."""
+    shown = ", ".join(str(i) for i in indices[:limit])
+    return shown if len(indices) <= limit else f"{shown}, ... ({len(indices)} in all)"
+
+
+def load_json_lines(path: Path) -> list[tuple[int, Any]]:
+    """``(line number, document)`` for every non-blank line of a JSON Lines file."""
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise TraceFormatError(path, f"byte {e.start}", "", "file is not UTF-8 text") from None
+    out: list[tuple[int, Any]] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json.loads(line)))
+        except json.JSONDecodeError as e:
+            raise TraceFormatError(path, f"line {n} column {e.colno}", "", f"invalid JSON: {e.msg}") from None
+    if not out:
+        raise TraceFormatError(path, "", "", "file is empty")
+    return out
+
+
+def head_text(head: bytes) -> str:
+    """The sniffed head as text without leading whitespace or BOM (a cut multi-byte character is dropped)."""
+    return head.decode("utf-8", errors="ignore").lstrip("\ufeff \t\r\n")

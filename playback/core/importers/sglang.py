@@ -1,0 +1,76 @@
+"""SGLang serving-benchmark results: ``python -m sglang.bench_serving --output-details --output-file X``.
+
+The file is JSON Lines, one line per run (bench_serving appends). With ``--output-details`` a run carries the
+same per-request arrays as vLLM's detailed result (``ttfts`` and ``itls`` in s, per streamed chunk,
+``generated_texts``, ``output_lens``, ``input_lens``, ``errors``), at the top level or, in some versions,
+under ``details``; pieces are re-derived from the generated text. Without it a run has averages only and
+becomes a ``TimingSeed``. Request numbers in errors and notes are array indices.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from playback.core.importers.base import ImportResult, TraceFormatError
+from playback.core.importers.rederive import head_text, load_json_documents
+from playback.core.importers.vllm import add_summary_only, has_arrays, streams_from_arrays
+
+SGLANG_MARKERS = ('"sharegpt_output_len"', '"random_range_ratio"', '"mean_e2e_latency_ms"')
+
+
+def _model(doc: dict[str, Any]) -> str:
+    for key in ("model_id", "model", "model_path"):
+        if isinstance(doc.get(key), str) and doc[key]:
+            return doc[key]
+    info = doc.get("server_info")
+    if isinstance(info, dict):
+        for key in ("model_path", "served_model_name", "tokenizer_path"):
+            if isinstance(info.get(key), str) and info[key]:
+                return info[key]
+    return ""
+
+
+class SglangImporter:
+    name = "sglang"
+    description = "SGLang `bench_serving --output-details` result JSONL"
+
+    def sniff(self, head: bytes, path: Path) -> bool:
+        text = head_text(head)
+        if not text.startswith("{") or '"experiments"' in text or '"pacelab_trace"' in text:
+            return False
+        has_timing = '"ttfts"' in text or '"mean_ttft_ms"' in text
+        return has_timing and any(m in text for m in SGLANG_MARKERS)
+
+    def load(self, path: Path) -> ImportResult:
+        path = Path(path)
+        docs = load_json_documents(path)
+        result = ImportResult(format=self.name, path=str(path))
+        for r, doc in enumerate(docs):
+            where = f"run {r}" if len(docs) > 1 else ""
+            if not isinstance(doc, dict):
+                raise TraceFormatError(path, where, "", f"expected a JSON object, got {type(doc).__name__}")
+            model = _model(doc)
+            id_prefix = f"{self.name}:{r}:" if len(docs) > 1 else f"{self.name}:"
+            details = doc.get("details")
+            arrays = details if isinstance(details, dict) and has_arrays(details) else doc
+            if has_arrays(arrays):
+                tokenizer_model = doc.get("tokenizer_id") or doc.get("tokenizer") or model
+                streams, notes = streams_from_arrays(
+                    path,
+                    self.name,
+                    arrays,
+                    model=model,
+                    tokenizer_model=str(tokenizer_model),
+                    id_prefix=id_prefix,
+                    where_prefix=where,
+                )
+                result.streams.extend(streams)
+                result.notes.extend(notes)
+            else:
+                add_summary_only(result, path, doc, where, id_prefix, model,
+                                 "written without --output-details: no per-request ttfts/itls/generated_texts")
+        return result
+
+
+IMPORTER = SglangImporter()

@@ -1,0 +1,1 @@
+"""URL configurations of playback: ``streams`` (mounted at /streams/) and ``playground`` (at /playground/)."""

@@ -1,0 +1,1 @@
+"""Pages of playback: stored streams, the designer playground and the standalone player test page."""
