@@ -5,7 +5,8 @@
 
 The file is made from the vLLM sample (``tests/data/vllm-bench-detailed.json``) by replication with varied
 timings: each of its successful requests is copied with its TTFT and inter-token gaps scaled by log-normal
-factors (a run of the same prompts on a busier and a quieter server), so the file has the sample's texts and realistic spreads of TTFT and decode rate.
+factors (a run of the same prompts on a busier and a quieter server), so the file has the sample's texts and
+realistic spreads of TTFT and decode rate.
 
 Each measurement runs in a fresh subprocess (imports, the tokenizer and the model loaded before the clock starts), once
 untraced for wall time and peak RSS and once under ``tracemalloc`` for the peak of Python allocations; the score is
