@@ -17,7 +17,7 @@ from analysis.stats import perception_model, pipeline, simulate
 from studyapp.bots import observers as bot_models
 from studyapp.design import studyfile
 
-DEMO_MODEL_PATH = Path(__file__).resolve().parent / "data" / "demo-model.json"
+DEMO_MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "demo-model.json"
 DEMO_BOTS = 60
 DEMO_SEED = 45
 
