@@ -23,6 +23,14 @@ from analysis import psychometric  # noqa: E402
 
 REFERENCE = json.loads(speed_reference.PATH.read_text())
 RTOL = 1e-4
+# The profile-likelihood interval ends of the population fit are roots of a profile whose every value is a
+# Nelder–Mead minimisation (xatol 1e-4) started from the nearest value solved: where the profile is flat in the
+# nuisance parameters that search is not determined to 1e-4. On the edge study at TTFT 1.5 s the slow code itself
+# put the 75 % point's lower end at 32.98, 32.73 or 33.47 tokens/s when every level was multiplied by 1 ± 1e-13;
+# the fast code (the same sums in another order) gives 32.89. Those ends are held to 2.5 %, everything else to 1e-4.
+PROFILE_ENDS = ("population_q_ci_low", "population_q_ci_high", "population_mu_ci_low", "population_mu_ci_high",
+                "population_sigma_ci_low", "population_sigma_ci_high")
+PROFILE_RTOL = 0.025
 
 
 def _close(got: dict, want: dict) -> list[str]:
@@ -38,7 +46,8 @@ def _close(got: dict, want: dict) -> list[str]:
             if str(g) != w:
                 bad.append(f"{key}: {g!r} against {w}")
             continue
-        if not math.isclose(g, w, rel_tol=RTOL, abs_tol=RTOL * 1e-2):
+        rtol = PROFILE_RTOL if key.endswith(PROFILE_ENDS) and key.startswith("pop:") else RTOL
+        if not math.isclose(g, w, rel_tol=rtol, abs_tol=RTOL * 1e-2):
             bad.append(f"{key}: {g!r} against {w!r}")
     return bad
 
