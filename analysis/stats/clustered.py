@@ -68,7 +68,7 @@ def jackknife(levels, n_positive, n_total, participants, options: FitOptions, fu
     est = np.empty((d, 2))
     for g in range(d):
         keep = group != g
-        r = fit(blocks(levels[keep], k[keep], n[keep]), opts)
+        r = fit(blocks(levels[keep], k[keep], n[keep]), opts, intervals=False)  # points only
         est[g, 0] = r.threshold
         est[g, 1] = r.threshold_at(q)[0] if q is not None else np.nan
     points = [full.threshold, full.threshold_at(q)[0] if q is not None else np.nan]

@@ -165,29 +165,32 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     n = blocks["n_total"].to_numpy(float)
     codes, people = pd.factorize(blocks["participant"], sort=True)
     n_people = len(people)
-    # each participant's rows together (they are: _columns sorts), so the per-person sums are one reduceat
-    order = np.argsort(codes, kind="stable")
-    z, k, n, codes = z[order], k[order], n[order], codes[order]
-    firsts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     if n_people < 2:
         raise ValueError("a population fit needs at least two participants")
     if len(np.unique(z)) < 2:
         raise ValueError("a population fit needs at least two distinct levels")
     sig = Sigmoid(opts.sigmoid, opts.pc, opts.alpha)
     fixed_guess, _ = _guess_lapse(opts)
-    zu = np.unique(z)
+    zu, level_of = np.unique(z, return_inverse=True)
     spread = float(zu[-1] - zu[0])
     grid = np.linspace(zu[0] - spread, zu[-1] + spread, nodes)
     step = grid[1] - grid[0]
+    # each participant's yes and no answers per distinct level: ψ depends on the level only, so the binomial
+    # log likelihood of every participant at every grid threshold is two (participants × levels) @ (levels × grid)
+    # products over ψ at the distinct levels, not a log per answer row and grid node
+    yes = np.zeros((n_people, len(zu)))
+    no = np.zeros((n_people, len(zu)))
+    np.add.at(yes, (codes, level_of), k)
+    np.add.at(no, (codes, level_of), n - k)
+    core_args = (zu[:, None], grid[None, :])
 
     def nll(theta, reml=False):
         # the profiles' searches reach widths and spreads that over- or underflow: those points are refused (1e300)
         with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
             mu, sigma, w, lapse, guess = _unpack(theta, fixed_guess, opts, step)
-            psi = guess + (1 - guess - lapse) * sig(z[:, None], grid[None, :], w)
-            psi = np.clip(psi, 1e-12, 1 - 1e-12)
-            ll_rows = k[:, None] * np.log(psi) + (n - k)[:, None] * np.log1p(-psi)  # (R, G)
-            per = np.add.reduceat(ll_rows, firsts, axis=0)  # (participants, G)
+            psi = guess + (1 - guess - lapse) * sig(*core_args, w)
+            psi = np.clip(psi, 1e-12, 1 - 1e-12)  # (levels, G)
+            per = yes @ np.log(psi) + no @ np.log1p(-psi)  # (participants, G)
             log_prior = -0.5 * ((grid - mu) / sigma) ** 2
             log_prior = log_prior - logsumexp(log_prior)  # normalised on the grid
             joint = per + log_prior[None, :]
@@ -274,7 +277,7 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         for _, g in blocks.groupby("participant", sort=True):
             if g["level"].nunique() < 2:
                 continue
-            r = fit(aggregate(g["level"], g["n_positive"], g["n_total"]), ind_opts)
+            r = fit(aggregate(g["level"], g["n_positive"], g["n_total"]), ind_opts, intervals=False)
             fitted.append(float(axis.forward(r.threshold)))
             beyond += r.beyond_levels is not None
         n_ind = len(fitted)

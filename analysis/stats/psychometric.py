@@ -27,6 +27,7 @@ observed data and every resample alike).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -221,6 +222,13 @@ def aggregate_trials(levels, responses) -> Data:
 
 def _threshold_prior(m, lo, hi):
     sp = hi - lo
+    if np.ndim(m) == 0:  # one value (the MAP search's many calls): the same cases without array machinery
+        m = float(m)
+        if hi <= m <= hi + sp / 2:
+            return (1 + math.cos(2 * math.pi * (m - hi) / sp)) / 2
+        if lo - sp / 2 <= m <= lo:
+            return (1 + math.cos(2 * math.pi * (lo - m) / sp)) / 2
+        return 1.0 if lo < m < hi else 0.0
     m = np.asarray(m, dtype=float)
     p = np.where((m > lo) & (m < hi), 1.0, 0.0)
     left = (m >= lo - sp / 2) & (m <= lo)
@@ -229,7 +237,20 @@ def _threshold_prior(m, lo, hi):
     return np.where(right, (1 + np.cos(2 * np.pi * (m - hi) / sp)) / 2, p)
 
 
+@functools.lru_cache(maxsize=64)
+def _width_span(alpha: float) -> tuple[float, float]:
+    return float(special.ndtri(0.95) - special.ndtri(0.05)), float(special.ndtri(1 - alpha) - special.ndtri(alpha))
+
+
 def _width_prior(w, wmin, wmax, alpha):
+    if np.ndim(w) == 0:  # one value: the same cases without array machinery
+        top, bottom = _width_span(float(alpha))
+        y = float(w) * top / bottom
+        if wmax <= y <= 3 * wmax:
+            return (1 + math.cos(math.pi / 2 * (y - wmax) / wmax)) / 2
+        if wmin <= y <= 2 * wmin:
+            return (1 - math.cos(math.pi * (y - wmin) / wmin)) / 2
+        return 1.0 if 2 * wmin < y < wmax else 0.0
     y = np.asarray(w, dtype=float) * (special.ndtri(0.95) - special.ndtri(0.05)) / (
         special.ndtri(1 - alpha) - special.ndtri(alpha)
     )
@@ -241,11 +262,16 @@ def _width_prior(w, wmin, wmax, alpha):
 
 
 def _beta_1_10(x):
+    if np.ndim(x) == 0:
+        x = float(x)
+        return 10.0 * min(max(1 - x, 0.0), 1.0) ** 9 if 0 <= x < 1 else 0.0
     x = np.asarray(x, dtype=float)
     return np.where((x >= 0) & (x < 1), 10.0 * np.power(np.clip(1 - x, 0, 1), 9), 0.0)
 
 
 def _log(p):
+    if isinstance(p, float):
+        return math.log(p) if p > 0 else -math.inf
     with np.errstate(divide="ignore"):
         return np.log(p)
 
@@ -349,28 +375,38 @@ _CHUNK = 24  # factors multiplied before taking a log (keeps the rising products
 def _log_rising(a: np.ndarray, terms) -> np.ndarray:
     """Σ_t mult_t · log Γ(a_t + c_t) − log Γ(a_t) over count terms t, as Σ_{i < c_t} log(a_t + i).
 
-    ``a`` has the distinct levels on its first axis; ``terms`` are (level, count, multiplicity) sorted by
-    count, largest first, so the terms still multiplying at step i are a prefix. The rising product costs a
-    multiplication per trial and a log per 24 of them, against two gammaln calls per term (about twenty times a
-    multiplication), which is what keeps a fit with many rows per level as fast as one with a row per level.
+    ``a`` has the distinct levels on its first axis; ``terms`` are (level, count, multiplicity). The rising
+    product costs a multiplication per trial and a log per 24 of them, against two gammaln calls per term (about
+    twenty times a multiplication), which is what keeps a fit with many rows per level as fast as one with a row
+    per level. The terms of one level share their prefix: its product runs once up to its largest count and is
+    read off (a log) at each of its counts, so a level costs as many multiplications as its largest count, on
+    arrays the size of the grid, not one per trial of every term.
     """
     level, count, mult = terms
     out = np.zeros(a.shape[1:])
     if not len(count):
         return out
-    at = a[level]  # (T, grid...)
-    prod = np.ones_like(at)
-    acc = np.zeros_like(at)
-    active = len(count)
-    for i in range(int(count[0])):
-        while active and count[active - 1] <= i:
-            active -= 1
-        prod[:active] *= at[:active] + i
-        if (i + 1) % _CHUNK == 0:
-            acc[:active] += np.log(prod[:active])
-            prod[:active] = 1.0
-    acc += np.log(prod)
-    return np.tensordot(mult, acc, axes=1)
+    factor = np.empty_like(out)
+    logged = np.empty_like(out)
+    for lv in np.unique(level):
+        sel = level == lv
+        weight = dict(zip(count[sel].tolist(), mult[sel].tolist()))
+        at = a[lv]
+        prod = np.ones_like(out)
+        base = np.zeros_like(out)  # the logs of the completed chunks of 24 factors
+        for i in range(int(count[sel].max())):
+            np.add(at, i, out=factor)
+            prod *= factor
+            if (i + 1) % _CHUNK == 0:
+                base += np.log(prod)
+                prod[...] = 1.0
+            w = weight.get(i + 1)
+            if w is not None:
+                np.log(prod, out=logged)
+                logged += base
+                logged *= w
+                out += logged
+    return out
 
 
 def _loglik_grid(pb: _Problem, psi: np.ndarray, etas: np.ndarray) -> np.ndarray:
@@ -536,7 +572,11 @@ def _log_integral(y: np.ndarray, x: np.ndarray, axis: int) -> np.ndarray:
         shape = np.where(steep, np.log(np.expm1(dd) / dd), d / 2)
         seg = top + np.log(h) + shape
     seg = np.where(np.isfinite(top), seg, -np.inf)
-    return special.logsumexp(seg, axis=-1)
+    # log Σ exp along the segments; scipy's logsumexp checks and broadcasts far more than this needs
+    peak = seg.max(axis=-1, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.exp(seg - peak).sum(axis=-1)) + peak[..., 0]
 
 
 def _hybrid_range(pb: _Problem, ax: dict, ll: np.ndarray, ci: float, offset,
@@ -664,6 +704,7 @@ class FitResult:
     _loglik: np.ndarray | None = field(default=None, repr=False)
     _levels_at: dict = field(default_factory=dict, repr=False, compare=False)
     bartlett: float = 1.0  # the hybrid interval's likelihood-ratio cut over χ²₁'s (``_bartlett``)
+    _intervals: bool = field(default=True, repr=False)  # False: a points-only fit (``fit(..., intervals=False)``)
 
     def threshold_at(self, p: float, *, of: str = "psi") -> tuple[float, tuple[float, float]]:
         """Level where ψ (``of="psi"``) or the core sigmoid (``of="core"``) reaches ``p``, with its own CI.
@@ -691,6 +732,8 @@ class FitResult:
             point = _core_level(pb, p, mp["m"], mp["w"], mp["lapse"], mp["guess"])
         else:
             raise ValueError("of must be 'psi' or 'core'")
+        if not self._intervals:
+            return self._to_levels(float(point), np.nan, np.nan)
         if self.options.interval == "profile":
             lo, hi = _profile_range(ax["m"], self._loglik, _profile_cut(self._loglik, self.options.ci), offset)
         elif self.options.interval == "hybrid":
@@ -802,23 +845,39 @@ class FitResult:
 
 
 def _neg_log_post(pb: _Problem, names, fixed: dict):
+    # ψ depends on the row's level only, and rows with the same (level, count, trials) give the same term: the
+    # likelihood is summed over the distinct ones with their multiplicities (many rows per level in a pooled fit,
+    # a handful of distinct counts each), which is what the optimiser's many evaluations pay for
+    rows, mult = np.unique(np.column_stack([pb.row_level, pb.k, pb.n]), axis=0, return_counts=True)
+    level, k, n = rows[:, 0].astype(int), rows[:, 1], rows[:, 2]
+    mult = mult.astype(float)
+    trials, n_mult = np.unique(pb.n, return_counts=True)
+    n_mult = n_mult.astype(float)
+    ku, fu = pb.ku, pb.nu - pb.ku
+    order = ("m", "w", "lapse", "guess", "eta")
+    base = [fixed.get(name) for name in order]
+    slots = [order.index(name) for name in names]
+    priors = [pb.priors[name] for name in names]
+
     def f(theta):
-        p = dict(fixed)
-        p.update(zip(names, theta))
-        psi = p["guess"] + (1 - p["guess"] - p["lapse"]) * pb.sigmoid(pb.z, p["m"], p["w"])
+        v = list(base)
+        for slot, x in zip(slots, theta):
+            v[slot] = x
+        m, w, lapse, guess, eta = v
+        psi = guess + (1 - guess - lapse) * pb.sigmoid(pb.zu, m, w)
         psi = np.clip(psi, 1e-12, 1 - 1e-12)
-        if p["eta"] > 1e-9:
-            nu = 1 / p["eta"] ** 2 - 1
-            a, b = psi * nu, (1 - psi) * nu
-            ll = np.sum(
-                special.gammaln(pb.k + a) - special.gammaln(a) + special.gammaln(pb.n - pb.k + b)
-                - special.gammaln(b) + special.gammaln(nu) - special.gammaln(pb.n + nu)
-            )
+        if eta > 1e-9:
+            nu = 1 / eta ** 2 - 1
+            a = psi[level] * nu
+            b = (1 - psi[level]) * nu
+            ll = float(mult @ (special.gammaln(k + a) - special.gammaln(a) + special.gammaln(n - k + b)
+                               - special.gammaln(b)))
+            ll += float(n_mult @ (special.gammaln(nu) - special.gammaln(trials + nu)))
         else:
-            ll = float(pb.k @ np.log(psi) + (pb.n - pb.k) @ np.log1p(-psi))
+            ll = float(ku @ np.log(psi) + fu @ np.log1p(-psi))
         lp = ll
-        for name in names:
-            lp += float(_log(pb.priors[name](p[name])))
+        for prior, x in zip(priors, theta):
+            lp += float(_log(prior(x)))
         return -lp if np.isfinite(lp) else 1e300
 
     return f
@@ -856,17 +915,21 @@ def _deviance(k, n, psi) -> float:
 def _deviance_p(pb: _Problem, ax: dict, psi_hat: np.ndarray, samples: int, seed: int) -> float:
     """P(D* >= D) with D the grid-minimised deviance, for binomial resamples from the fitted ψ."""
     sub = {"m": ax["m"][::2], "w": ax["w"][::2], "lapse": ax["lapse"], "guess": ax["guess"], "eta": ax["eta"][:1]}
-    psi = _psi_grid(pb, sub)[..., pb.row_level].reshape(-1, len(pb.z))  # per row
-    lpsi, l1m = np.log(psi).T, np.log1p(-psi).T  # (L, G)
+    # ψ depends on the level only: a resample's binomial log likelihood is its counts summed per level times
+    # log ψ at the distinct levels, (levels × grid) rather than (rows × grid)
+    psi = _psi_grid(pb, sub).reshape(-1, len(pb.zu))
+    lpsi, l1m = np.log(psi).T, np.log1p(-psi).T  # (levels, G)
     rng = np.random.default_rng(seed)
     ks = rng.binomial(pb.n.astype(int), np.clip(psi_hat, 0, 1), size=(samples, len(pb.n))).astype(float)
     ks = np.vstack([pb.k[None, :], ks])
-    devs = np.empty(len(ks))
-    for start in range(0, len(ks), 64):
-        kk = ks[start:start + 64]
-        ll = (kk @ lpsi + (pb.n - kk) @ l1m).max(axis=1)
-        sat = np.array([_saturated(row, pb.n) for row in kk])
-        devs[start:start + 64] = 2 * (sat - ll)
+    to_level = np.zeros((len(pb.z), len(pb.zu)))
+    to_level[np.arange(len(pb.z)), pb.row_level] = 1.0
+    ku = ks @ to_level  # (resamples, levels)
+    ll = (ku @ lpsi + (pb.nu - ku) @ l1m).max(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(pb.n > 0, ks / pb.n, 0.5)
+        sat = np.sum(special.xlogy(ks, p) + special.xlogy(pb.n - ks, 1 - p), axis=1)
+    devs = 2 * (sat - ll)
     return float((np.sum(devs[1:] >= devs[0] - 1e-9) + 1) / (samples + 1))
 
 
@@ -890,8 +953,12 @@ def _bartlett(pb: _Problem, ax: dict, mp: dict, opts: FitOptions) -> float:
                            opts.bartlett_samples, rng)
 
 
-def fit(data: Data, options: FitOptions | None = None) -> FitResult:
-    """Fit ψ to aggregated data and summarise the posterior (threshold, width, CIs, deviance)."""
+def fit(data: Data, options: FitOptions | None = None, *, intervals: bool = True) -> FitResult:
+    """Fit ψ to aggregated data and summarise the posterior (threshold, width, CIs, deviance).
+
+    ``intervals=False`` gives the points only (the same MAP fit, on the same grids): every interval is NaN, and
+    so is ``threshold_at``'s. For callers that read points alone, the jackknife's refits and the individual fits
+    behind the mean of individual thresholds, which would otherwise pay for intervals they never read."""
     opts = options or FitOptions()
     axis = Axis(log=opts.uses_log_axis, decreasing=opts.decreasing)
     if data.n_trials == 0:
@@ -909,13 +976,16 @@ def fit(data: Data, options: FitOptions | None = None) -> FitResult:
     bartlett = _bartlett(pb, fine, mp, opts)
 
     tail = (1 - opts.ci) / 2
-    if opts.interval == "profile":
+    if not intervals:
+        m_lo = m_hi = w_lo = w_hi = np.nan
+    elif opts.interval == "profile":
         m_lo, m_hi = _profile_range(fine["m"], ll, _profile_cut(ll, opts.ci), 0.0)
     elif opts.interval == "hybrid":
         m_lo, m_hi = _hybrid_range(pb, fine, ll, opts.ci, 0.0, bartlett)
     else:
         m_lo, m_hi = _cell_quantiles(fine["m"], mass.sum(axis=(1, 2, 3, 4)), (tail, 1 - tail))
-    w_lo, w_hi = _cell_quantiles(fine["w"], mass.sum(axis=(0, 2, 3, 4)), (tail, 1 - tail))
+    if intervals:
+        w_lo, w_hi = _cell_quantiles(fine["w"], mass.sum(axis=(0, 2, 3, 4)), (tail, 1 - tail))
     point, (thr_lo, thr_hi) = _to_levels(axis, mp["m"], m_lo, m_hi)
     slope = (1 - mp["guess"] - mp["lapse"]) * float(pb.sigmoid.derivative(mp["m"], mp["m"], mp["w"]))
     psi_hat = mp["guess"] + (1 - mp["guess"] - mp["lapse"]) * pb.sigmoid(pb.z, mp["m"], mp["w"])
@@ -942,6 +1012,7 @@ def fit(data: Data, options: FitOptions | None = None) -> FitResult:
         map_params=mp,
         _loglik=ll,
         bartlett=bartlett,
+        _intervals=intervals,
     )
     return result
 

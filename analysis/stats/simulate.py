@@ -132,9 +132,10 @@ def streams_for(spec: Mapping[str, Any]) -> _Streams:
     return _STREAMS[key]
 
 
-def trial_view(trial: design_mod.TrialSpec, language: str) -> dict[str, Any]:
-    """What ``step.json`` shows a bot of a trial (``studyapp.selectors.step_view``), for the keys bots read."""
-    spec = trial.to_dict()
+def trial_view(trial: design_mod.TrialSpec, language: str, spec: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What ``step.json`` shows a bot of a trial (``studyapp.selectors.step_view``), for the keys bots read.
+    ``spec`` is ``trial.to_dict()`` where the caller has it already (it is most of the cost)."""
+    spec = trial.to_dict() if spec is None else spec
     task = spec["task"] or {}
     return {"index": trial.index, "type": spec["type"], "block": spec["block"], "practice": spec["practice"],
             "question": journey.localize(spec["question"], language),
@@ -175,8 +176,8 @@ def run_journey(spec: Mapping[str, Any], bot: bot_models.Bot, plan: journey.Plan
             if "adaptive" in step:
                 raise ValueError("adaptive blocks are not simulated by the fast path")
             trial = by_index[step["trial"]]
-            decision = bot.trial(trial_view(trial, language), streams.perceive(trial))
             t = trial.to_dict()
+            decision = bot.trial(trial_view(trial, language, t), streams.perceive(trial))
             value = responses.trial_value(t, decision.payload)
             passed = responses.attention_passed(t, value)
             if passed is not None:
