@@ -6,9 +6,9 @@
 The baseline is the tree of a commit (``git archive``, unpacked into a temporary directory, so nothing in this
 checkout changes); each tree runs ``benchmarks/e2e.py``'s ``one_study`` on the same studies in its own process, one
 after the other, after one warm-up study (the stream cache). Times are CPU seconds of that process (on a shared
-machine wall time mostly measures the neighbours), split into the simulation (``analysis.simulate.study_frame``) and
-the analysis (``analysis.pipeline.run``); wall seconds follow. The last columns compare the headline numbers
-(``analysis.headline.numbers``) of the two trees: the largest relative difference over every number of the study.
+machine wall time mostly measures the neighbours), split into the simulation
+(``analysis.stats.simulate.study_frame``) and the analysis (``analysis.stats.pipeline.run``); wall seconds follow. The last columns compare the headline numbers
+(``analysis.tables.headline.numbers``) of the two trees: the largest relative difference over every number of the study.
 """
 
 from __future__ import annotations
@@ -30,9 +30,15 @@ import json, sys, time, warnings
 root, designs, studies = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
 sys.path.insert(0, root)
 warnings.simplefilter("ignore")
-from analysis import e2e_designs, headline, simulate
-from analysis.pipeline import Options, run
-from studyapp.counterbalance import sub_seed
+try:  # the layout of issue 42
+    from analysis.stats import e2e_designs, simulate
+    from analysis.stats.pipeline import Options, run
+    from analysis.tables import headline
+    from studyapp.design.counterbalance import sub_seed
+except ImportError:  # the baseline tree's flat layout
+    from analysis import e2e_designs, headline, simulate
+    from analysis.pipeline import Options, run
+    from studyapp.counterbalance import sub_seed
 out = []
 for name in designs:
     design = e2e_designs.designs()[name]

@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sim_population  # noqa: E402
 
-from analysis import clustered, population, psychometric  # noqa: E402
-from analysis.psychometric import FitOptions  # noqa: E402
+from analysis.stats import clustered, population, psychometric  # noqa: E402
+from analysis.stats.psychometric import FitOptions  # noqa: E402
 
 PATH = Path(__file__).resolve().parent / "data" / "speed_reference.json"
 
@@ -104,9 +104,9 @@ def cases() -> dict:
 def e2e_case(name: str = "n20", index: int = 0) -> dict:
     """One whole simulated study of ``benchmarks/e2e.py``, as ``one_study`` runs it: every number of the
     pipeline's acceptability fits and population rows per condition."""
-    from analysis import e2e_designs, simulate
-    from analysis.pipeline import Options, run
-    from studyapp.counterbalance import sub_seed
+    from analysis.stats import e2e_designs, simulate
+    from analysis.stats.pipeline import Options, run
+    from studyapp.design.counterbalance import sub_seed
 
     design = e2e_designs.designs()[name]
     trials, participants = simulate.study_frame(design.study, design.population, design.participants,

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import speed_reference  # noqa: E402
 
-from analysis import psychometric  # noqa: E402
+from analysis.stats import psychometric  # noqa: E402
 
 REFERENCE = json.loads(speed_reference.PATH.read_text())
 RTOL = 1e-4
