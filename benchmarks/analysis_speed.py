@@ -7,8 +7,9 @@ The baseline is the tree of a commit (``git archive``, unpacked into a temporary
 checkout changes); each tree runs ``benchmarks/e2e.py``'s ``one_study`` on the same studies in its own process, one
 after the other, after one warm-up study (the stream cache). Times are CPU seconds of that process (on a shared
 machine wall time mostly measures the neighbours), split into the simulation
-(``analysis.stats.simulate.study_frame``) and the analysis (``analysis.stats.pipeline.run``); wall seconds follow. The last columns compare the headline numbers
-(``analysis.tables.headline.numbers``) of the two trees: the largest relative difference over every number of the study.
+(``analysis.stats.simulate.study_frame``) and the analysis (``analysis.stats.pipeline.run``); wall seconds follow.
+The last columns compare the headline numbers (``analysis.tables.headline.numbers``) of the two trees: the largest
+relative difference over every number of the study.
 """
 
 from __future__ import annotations
