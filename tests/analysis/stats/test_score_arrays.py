@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
 import scoring as bench  # noqa: E402
 
-VLLM = Path(__file__).resolve().parents[3] / "data" / "vllm-bench-detailed.json"
+VLLM = Path(__file__).resolve().parents[2] / "data" / "vllm-bench-detailed.json"
 MODEL = perception_model.load(DEMO_MODEL_PATH)
 
 
