@@ -43,7 +43,11 @@ def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0
 def start_daphne(port: int, env: dict[str, str], log: Path) -> subprocess.Popen:
     proc = _spawn([str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "pacelab.asgi:application"], env, log)
     proc.log = log  # type: ignore[attr-defined]
-    wait_http(f"http://127.0.0.1:{port}/healthz", proc, log)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, log)
+    except RuntimeError:
+        stop(proc)
+        raise
     return proc
 
 
@@ -111,8 +115,12 @@ def start_serve(args: list[str], env: dict[str, str], log: Path, ports: list[int
     """scripts/serve with ``args``; returns once every port in ``ports`` answers /healthz."""
     proc = _spawn([str(ROOT / "scripts" / "serve"), *args], env, log)
     proc.log = log  # type: ignore[attr-defined]
-    for port in ports:
-        wait_http(f"http://127.0.0.1:{port}/healthz", proc, log, timeout)
+    try:
+        for port in ports:
+            wait_http(f"http://127.0.0.1:{port}/healthz", proc, log, timeout)
+    except RuntimeError:
+        stop(proc)  # never leave its children behind for the next test
+        raise
     return proc
 
 
