@@ -4,7 +4,10 @@ Pure (no Django). Each request's metrics come from the stream core (``playback.c
 validated model file (``analysis.stats.perception_model``). A request's share is Φ(±(x − μ(t))/σ(t)) on the model's
 fitting axis, x its level metric (decode rate) and t its second predictor (TTFT), μ and log σ interpolated
 between the model's anchors. The interval is the 2.5 %–97.5 % range over ``draws`` draws of the anchors' μ and
-log σ from their normals (the model's uncertainty; the request's own metrics are taken as measured). The same
+log σ: the model file's joint draws (a participant bootstrap), or independent normals for a model without them
+(the model's uncertainty; the request's own metrics are taken as measured). With joint draws the request's share
+is their median (the run's point estimate can sit on a boundary, σ on the grid's floor, where it would lie outside
+its own interval); without them, the share at the anchors' estimates. The same
 draws give the intervals of the summary numbers, so those intervals carry the model's uncertainty, which is
 shared between requests (and between two runs compared: ``analysis.stats.score_compare``).
 
@@ -73,10 +76,19 @@ class Surface:
         ls = np.array([a["log_sigma"] for a in anchors], dtype=float)
         rng = np.random.default_rng(seed)
         self.draws = draws
-        # row 0 is the point estimate; rows 1.. the draws
-        self.mu = np.vstack([mu, mu + rng.standard_normal((draws, len(mu))) * [a["mu_se"] for a in anchors]])
-        self.log_sigma = np.vstack([ls, ls + rng.standard_normal((draws, len(ls))) *
-                                    [a["log_sigma_se"] for a in anchors]])
+        # row 0 is the point estimate; rows 1.. the draws: the model's joint draws (all of them, in order, when as
+        # many are asked as it holds; else resampled), or, for a model without them, independent normals
+        joint = pop.get("draws")
+        self.joint = bool(joint)
+        if joint:
+            d_mu, d_ls = np.asarray(joint["mu"], dtype=float), np.asarray(joint["log_sigma"], dtype=float)
+            held = len(d_mu)
+            pick = np.arange(draws) if draws == held else rng.choice(held, draws, replace=draws > held)
+            self.mu, self.log_sigma = np.vstack([mu, d_mu[pick]]), np.vstack([ls, d_ls[pick]])
+        else:
+            self.mu = np.vstack([mu, mu + rng.standard_normal((draws, len(mu))) * [a["mu_se"] for a in anchors]])
+            self.log_sigma = np.vstack([ls, ls + rng.standard_normal((draws, len(ls))) *
+                                        [a["log_sigma_se"] for a in anchors]])
         self.tested = [tuple(p["tested"]) for p in model["predictors"]]
 
     def _weights(self, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -151,8 +163,8 @@ def score(model: Mapping[str, Any], requests: Sequence[Request], *, population_s
     kept = [] if keep_draws else None
     for start in range(0, n, CHUNK):
         s = surface.shares(level[start:start + CHUNK], second[start:start + CHUNK])
-        point[start:start + CHUNK] = s[0]
-        lo, hi = np.percentile(s[1:], [2.5, 97.5], axis=0)
+        lo, mid, hi = np.percentile(s[1:], [2.5, 50, 97.5], axis=0)
+        point[start:start + CHUNK] = mid if surface.joint else s[0]
         lows[start:start + CHUNK], highs[start:start + CHUNK] = lo, hi
         accepted_per_draw += (s[1:] >= target).sum(axis=1)
         mean_per_draw += s[1:].sum(axis=1)
