@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.stats.scoring import Requests
+from analysis.stats.scoring import Requests, no_gc
 from playback.core.metrics import DEFAULT_STALL_THRESHOLD_MS
 from playback.core.textunits import count_chars
 
@@ -82,7 +82,7 @@ def load(path: Path, fmt: str, model: dict[str, Any]) -> tuple[Requests, int]:
     if fmt not in ARRAY_FORMATS or "chars_per_s" in (level, second):
         raise NotFast
     try:
-        with path.open(encoding="utf-8-sig") as f:
+        with path.open(encoding="utf-8-sig") as f, no_gc():
             doc = json.load(f)
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise NotFast from None  # several documents (--append-result), or broken: the importer says which
