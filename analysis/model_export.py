@@ -1,7 +1,9 @@
 """Reads for ``export_model`` and the dashboard's "Download the perception model": a study's finished analysis run
 as a perception model file (``analysis.stats.perception_model``). Whether the participants were bots is read from the
 sessions (a bot's panel id is ``bot-<run>-<n>`` and its browser ``PaceLab-bot``): any bot marks the model
-simulated, so a model is never labelled human data when some of it was not.
+simulated, so a model is never labelled human data when some of it was not. The model's joint draws need the
+answers the run analysed: they are read again from a snapshot, and used when its data version is the run's (when
+answers came in since, the model carries the run's intervals only, and says so in ``population.uncertainty``).
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from typing import Any
 
 from django.db.models import Q
 
+from analysis import snapshot
 from analysis.models import AnalysisRun
-from analysis.stats import perception_model
+from analysis.stats import perception_model, population_draws
 from studyapp.models import Session, Study
 
 
@@ -38,4 +41,9 @@ def model_for(study: Study, run: AnalysisRun, block: str | None = None) -> dict[
     provenance = {"study": study.slug, "data_version": run.data_version, "analysis_run": run.pk,
                   "bots": had_bots(study),
                   "created": (run.finished_at or run.created_at).replace(microsecond=0).isoformat()}
-    return perception_model.build(run.results or {}, study.spec or {}, provenance, block=block)
+    results = run.results or {}
+    entry = perception_model.pick_block(results, block)
+    trials, participants, version = snapshot.read(study)
+    answers = (population_draws.block_data(trials, participants, study.spec or {}, str(entry["block"]))
+               if version == run.data_version else None)
+    return perception_model.build(results, study.spec or {}, provenance, block=block, answers=answers)

@@ -2,7 +2,8 @@
 
 ``analysis.stats.simulate`` runs the bots through the demo study's journeys (the same answers ``manage.py run_bots``
 gives for the same seed), ``analysis.stats.pipeline.run`` analyses them, and ``analysis.stats.perception_model.build``
-turns the results into a model file labelled as simulated participants. The committed file
+turns the results into a model file labelled as simulated participants, its uncertainty a participant
+bootstrap of the same answers (``analysis.stats.population_draws``). The committed file
 (``analysis/data/demo-model.json``) is written by ``manage.py export_model --demo``. Pure: no Django.
 """
 
@@ -13,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from analysis.stats import perception_model, pipeline, simulate
+from analysis.stats import perception_model, pipeline, population_draws, simulate
 from studyapp.bots import observers as bot_models
 from studyapp.design import studyfile
 
@@ -34,4 +35,6 @@ def fit(spec: Mapping[str, Any] | None = None, *, population: bot_models.Populat
     provenance = {"study": spec.get("id"), "data_version": f"simulated:{n} bots:seed {seed}",
                   "analysis_run": None, "bots": True,
                   "created": created or datetime.now(UTC).replace(microsecond=0).isoformat()}
-    return perception_model.build(results, spec, provenance), results
+    entry = perception_model.pick_block(results)
+    answers = population_draws.block_data(trials, participants, spec, str(entry["block"]))
+    return perception_model.build(results, spec, provenance, answers=answers, seed=seed), results

@@ -10,8 +10,13 @@ equally weighted (μ on the fitting axis, σ on its own scale). The share of the
 request is Φ(±(x − μ)/σ) on the fitting axis (x the natural log of a rate): the share of people whose own
 threshold the request meets, the model the population fit stands on (``analysis.stats.population``).
 
-The uncertainty is carried as a normal on μ and on log σ per anchor, read from the fit's 95 % intervals with
-the Student-t quantile of its n − 1 degrees of freedom (``mu_se``, ``log_sigma_se``): enough to draw from.
+The uncertainty is carried as joint draws of every anchor's μ and log σ (``population.draws``, schema version 2):
+a participant bootstrap of the population fit (``analysis.stats.population_draws``: one resample of participants
+refits every condition, so the draws keep the correlation of μ with σ, and of conditions and anchors that share
+participants, and σ's spread where its likelihood is flat towards zero), centred on the run's estimates. Each
+anchor also states ``mu_se`` and ``log_sigma_se``: the draws' SDs, or, for a model built without the answers
+(version 1, or ``build`` without ``answers``), normals read from the fit's 95 % intervals with the Student-t
+quantile of n − 1 degrees of freedom, drawn independently (docs/scoring.md says how much narrower that is).
 The schema is docs/scoring.md; ``validate`` refuses a file that does not follow it, naming the field.
 """
 
@@ -25,10 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 from scipy import stats
 
+from analysis.stats import population_draws
+
 SCHEMA = "pacelab.perception-model"
-VERSION = 1
+VERSION = 2
 SIMULATED_LABEL = "simulated participants (bots), not human data"
 # a block's level name → the stream metric it is measured by (``playback.core.metrics``) and its unit
 LEVEL_METRICS = {"rate": "tokens_per_s", "tokens_per_s": "tokens_per_s", "chars_per_s": "chars_per_s",
@@ -75,6 +84,11 @@ def _block(results: Mapping[str, Any], block: str | None) -> Mapping[str, Any]:
         raise ModelFileError("population", "the analysis run has no population acceptability fit (a yes/no block "
                                            "whose population model could be fitted)")
     return max(entries, key=lambda e: sum(int(r.get("n_participants") or 0) for r in e["rows"]))
+
+
+def pick_block(results: Mapping[str, Any], block: str | None = None) -> Mapping[str, Any]:
+    """The population entry a model is built from (``block``, or the yes/no block with the most participants)."""
+    return _block(results, block)
 
 
 def _metric_of(entry: Mapping[str, Any]) -> str:
@@ -188,12 +202,30 @@ def _ranking(results: Mapping[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+def _anchor_draws(groups: Mapping[float | None, Sequence[Mapping[str, Any]]], order: Sequence[float | None],
+                  drawn: population_draws.Draws, decreasing: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(draws × anchors) μ and log σ on the model's axis (the fitting axis, not negated), each anchor the average
+    of its conditions' draws as ``_anchor`` averages their estimates (μ on the axis, σ on its own scale)."""
+    col = {c: j for j, c in enumerate(drawn.conditions)}
+    sign = -1.0 if decreasing else 1.0
+    mu = np.empty((drawn.mu.shape[0], len(order)))
+    ls = np.empty_like(mu)
+    for k, at in enumerate(order):
+        cols = [col[str(r["condition"])] for r in groups[at]]
+        mu[:, k] = sign * drawn.mu[:, cols].mean(axis=1)
+        ls[:, k] = np.log(drawn.sigma[:, cols].mean(axis=1))
+    return mu, ls
+
+
 def build(results: Mapping[str, Any], spec: Mapping[str, Any], provenance: Mapping[str, Any], *,
-          block: str | None = None) -> dict[str, Any]:
+          block: str | None = None, answers: pd.DataFrame | None = None, draws: int = population_draws.DRAWS,
+          seed: int = 0) -> dict[str, Any]:
     """The model file's content from a finished run's results and its study file.
 
     ``provenance``: ``study, data_version, analysis_run, n_participants, created, bots`` (the rest is read
-    from the study file and the results)."""
+    from the study file and the results). ``answers``: the block's analysed answers
+    (``population_draws.block_data``), for the joint draws; without them the model carries the intervals' normals
+    only."""
     entry = _block(results, block)
     primary = _metric_of(entry)
     log_axis = bool(entry.get("log_axis"))
@@ -201,6 +233,18 @@ def build(results: Mapping[str, Any], spec: Mapping[str, Any], provenance: Mappi
     second_metric, groups = _anchor_rows(entry, _factor_sets(spec), primary)
     anchors = sorted((_anchor(at, rows, log_axis) for at, rows in groups.items()),
                      key=lambda a: -math.inf if a.at is None else a.at)
+    joint = None
+    if answers is not None and len(answers):
+        sigmoid = str((results.get("options") or {}).get("sigmoid") or "logistic")
+        drawn = population_draws.likelihood_draws(answers, entry["rows"], log_axis=log_axis, decreasing=decreasing,
+                                                  sigmoid=sigmoid, draws=draws, seed=seed)
+        d_mu, d_ls = _anchor_draws(groups, [a.at for a in anchors], drawn, decreasing)
+        anchors = [Anchor(at=a.at, mu=a.mu, mu_se=float(d_mu[:, k].std(ddof=1)), log_sigma=a.log_sigma,
+                          log_sigma_se=float(d_ls[:, k].std(ddof=1)), n_participants=a.n_participants)
+                   for k, a in enumerate(anchors)]
+        joint = {"method": "likelihood (σ integrated, flat on σ; μ given σ normal; conditions coupled by shared "
+                           "participants)", "n": int(draws), "seed": int(seed),
+                 "mu": np.round(d_mu, 6).tolist(), "log_sigma": np.round(d_ls, 6).tolist()}
     level_range, second_range = _tested(results, str(entry.get("block")), spec, second_metric, anchors)
     predictors = [{"metric": primary, "unit": UNITS[primary], "axis": "log" if log_axis else "linear",
                    "direction": "falling" if decreasing else "rising", "role": "level", "tested": level_range}]
@@ -235,6 +279,8 @@ def build(results: Mapping[str, Any], spec: Mapping[str, Any], provenance: Mappi
             "axis_scale": "ln" if log_axis else "level",
             "anchors": [{"at": a.at, "mu": a.mu, "mu_se": a.mu_se, "log_sigma": a.log_sigma,
                          "log_sigma_se": a.log_sigma_se, "n_participants": a.n_participants} for a in anchors],
+            "uncertainty": "joint draws" if joint else "independent normals",
+            **({"draws": joint} if joint else {}),
         },
         "predictor_ranking": _ranking(results),
     }
@@ -349,8 +395,36 @@ def validate(model: Any) -> None:  # noqa: C901 (a flat list of field checks, on
         _finite(a, "mu_se", where, positive=True)
         _finite(a, "log_sigma", where)
         _finite(a, "log_sigma_se", where, positive=True)
+    _validate_uncertainty(pop, len(anchors), version)
     if not isinstance(model.get("predictor_ranking", []), list):
         raise ModelFileError("predictor_ranking", "must be a list")
+
+
+def _validate_uncertainty(pop: Mapping[str, Any], n_anchors: int, version: int) -> None:
+    """Version 2: ``uncertainty`` says which; ``draws`` (when joint) holds ``mu`` and ``log_sigma``, each a list of
+    draws of one number per anchor."""
+    if version < 2:
+        return
+    kind = _need(pop, "uncertainty", "population.", (str,), "text")
+    if kind not in ("joint draws", "independent normals"):
+        raise ModelFileError("population.uncertainty", "must be 'joint draws' or 'independent normals'")
+    if kind == "independent normals":
+        return
+    draws = _need(pop, "draws", "population.", (dict,), "an object")
+    _need(draws, "method", "population.draws.", (str,), "text")
+    n = None
+    for key in ("mu", "log_sigma"):
+        rows = _need(draws, key, "population.draws.", (list,), "a list of draws")
+        if len(rows) < 20:
+            raise ModelFileError(f"population.draws.{key}", f"must hold at least 20 draws, got {len(rows)}")
+        if n is not None and len(rows) != n:
+            raise ModelFileError(f"population.draws.{key}", "must hold as many draws as population.draws.mu")
+        n = len(rows)
+        for i, row in enumerate(rows):
+            if not isinstance(row, list) or len(row) != n_anchors or not all(
+                    isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in row):
+                raise ModelFileError(f"population.draws.{key}[{i}]",
+                                     f"must be a list of {n_anchors} finite numbers (one per anchor)")
 
 
 def load(path: str | Path) -> dict[str, Any]:

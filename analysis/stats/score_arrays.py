@@ -18,14 +18,13 @@ Pure: no Django.
 from __future__ import annotations
 
 import json
-import math
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from analysis.stats.scoring import Request
+from analysis.stats.scoring import Requests, no_gc
 from playback.core.metrics import DEFAULT_STALL_THRESHOLD_MS
 from playback.core.textunits import count_chars
 
@@ -74,15 +73,16 @@ def _metrics(ttft_s: np.ndarray, itls: list[list], texts: list[str], out_tokens:
     return {"ttft_ms": ttft_ms, "tokens_per_s": tps, "chars_per_s": cps, "stall_total_ms": stall_ms}
 
 
-def load(path: Path, fmt: str, model: dict[str, Any]) -> tuple[list[Request], int]:
-    """(requests, skipped failed requests) of one array file; ``NotFast`` where the importer must decide."""
+def load(path: Path, fmt: str, model: dict[str, Any]) -> tuple[Requests, int]:
+    """(requests as columns, skipped failed requests) of one array file; ``NotFast`` where the importer must
+    decide."""
     preds = model["predictors"]
     level = preds[0]["metric"]
     second = preds[1]["metric"] if len(preds) > 1 else None
     if fmt not in ARRAY_FORMATS or "chars_per_s" in (level, second):
         raise NotFast
     try:
-        with path.open(encoding="utf-8-sig") as f:
+        with path.open(encoding="utf-8-sig") as f, no_gc():
             doc = json.load(f)
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise NotFast from None  # several documents (--append-result), or broken: the importer says which
@@ -109,15 +109,11 @@ def load(path: Path, fmt: str, model: dict[str, Any]) -> tuple[list[Request], in
             raise NotFast
         keep.append(i)
     if not keep:
-        return [], skipped
+        return Requests.empty(), skipped
     ttft = _floats([ttfts[i] for i in keep])
     m = _metrics(ttft, [itls[i] for i in keep], [texts[i] for i in keep],
                  np.array([lens[i] for i in keep], dtype=float))
-    cols = {k: [None if math.isnan(v) else v for v in m[k].tolist()] for k in ("tokens_per_s", "chars_per_s")}
-    ttft_ms, stalls = m["ttft_ms"].tolist(), m["stall_total_ms"].tolist()
-    values = {"tokens_per_s": cols["tokens_per_s"], "chars_per_s": cols["chars_per_s"], "ttft_ms": ttft_ms}
-    first, other = values[level], values[second] if second else None
-    out = [Request(id=f"{fmt}:{i}", level=first[j], second=other[j] if other else None, ttft_ms=ttft_ms[j],
-                   tokens_per_s=cols["tokens_per_s"][j], chars_per_s=cols["chars_per_s"][j],
-                   stall_total_ms=stalls[j]) for j, i in enumerate(keep)]
-    return out, skipped
+    none = np.full(len(keep), np.nan)
+    return Requests(ids=[f"{fmt}:{i}" for i in keep], level=m[level], second=m[second] if second else none,
+                    ttft_ms=m["ttft_ms"], tokens_per_s=m["tokens_per_s"], chars_per_s=m["chars_per_s"],
+                    stall_total_ms=m["stall_total_ms"], prompts=[""] * len(keep)), skipped

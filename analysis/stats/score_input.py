@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.stats import score_arrays
-from analysis.stats.scoring import Request, requests_from_metrics
+from analysis.stats.scoring import Requests, requests_from_metrics
 from playback.core import importers, metrics
 
 
@@ -24,7 +24,7 @@ class TraceInputError(ValueError):
 
 @dataclass
 class Loaded:
-    requests: list[Request] = field(default_factory=list)
+    requests: Requests = field(default_factory=Requests.empty)  # columns (``scoring.Requests``)
     files: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -51,7 +51,7 @@ def load_requests(paths: Sequence[str | Path], model: Mapping[str, Any], fmt: st
             except (score_arrays.NotFast, importers.TraceFormatError, OSError):
                 pass
             else:
-                out.requests += requests
+                out.requests = Requests.concat([out.requests, requests]) if len(out.requests) else requests
                 out.files.append({"path": str(f), "format": found, "requests": len(requests)})
                 if skipped:
                     out.notes.append(f"{f.name}: skipped {skipped} failed requests (a recorded error, no text or "
@@ -68,7 +68,8 @@ def load_requests(paths: Sequence[str | Path], model: Mapping[str, Any], fmt: st
                                   f"({'; '.join(result.notes) or 'summary only'})")
         measured = [metrics.compute(s) for s in result.streams]
         prompts = [s.meta.prompt for s in result.streams]
-        out.requests += requests_from_metrics(model, measured, prompts)
+        found_requests = Requests.of(requests_from_metrics(model, measured, prompts))
+        out.requests = Requests.concat([out.requests, found_requests]) if len(out.requests) else found_requests
         out.files.append({"path": str(f), "format": result.format, "requests": len(result.streams)})
         out.notes += [f"{f.name}: {n}" for n in dict.fromkeys(result.notes)]
     return out

@@ -54,5 +54,9 @@ class Command(BaseCommand):
             Path(target).write_text(text, encoding="utf-8")
         except OSError as exc:
             raise CommandError(f"--out: cannot write {target}: {exc.strerror or exc}") from None
+        if model["population"].get("uncertainty") != "joint draws":
+            self.stdout.write("note: answers came in after this analysis run, so the model carries its intervals "
+                              "only (independent normals, narrower than joint draws): run the analysis again and "
+                              "re-export for joint draws")
         label = f" ({model['label']})" if model["simulated"] else ""
         self.stdout.write(f"perception model of {model['provenance']['study']!r}{label} written to {target}")

@@ -53,7 +53,8 @@ def test_a_run_without_a_population_fit_gives_no_model():
 
 @pytest.mark.parametrize(("change", "field"), [
     (lambda m: m.pop("version"), "version"),
-    (lambda m: m.update(version=2), "version"),
+    (lambda m: m.update(version=pm.VERSION + 1), "version"),
+    (lambda m: m["population"].update(uncertainty="vibes"), "population.uncertainty"),
     (lambda m: m.update(schema="something"), "schema"),
     (lambda m: m.update(simulated="yes"), "simulated"),
     (lambda m: m["provenance"].pop("study"), "provenance.study"),
@@ -91,3 +92,42 @@ def test_the_committed_demo_model_is_valid_and_labelled_simulated():
     model = pm.load(DEMO_MODEL_PATH)
     assert model["simulated"] and model["provenance"]["participants"] == "bots"
     assert model["provenance"]["study"] == "demo-perceived-speed" and model["provenance"]["n_participants"] >= 40
+
+
+def with_draws(n: int = 30) -> dict:
+    model = copy.deepcopy(built())
+    pop = model["population"]
+    pop["uncertainty"] = "joint draws"
+    pop["draws"] = {"method": "test", "n": n, "mu": [[a["mu"] for a in pop["anchors"]]] * n,
+                    "log_sigma": [[a["log_sigma"] for a in pop["anchors"]]] * n}
+    return model
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    (lambda p: p.pop("draws"), "population.draws"),
+    (lambda p: p["draws"].pop("mu"), "population.draws.mu"),
+    (lambda p: p["draws"].update(mu=p["draws"]["mu"][:5]), "population.draws.mu"),
+    (lambda p: p["draws"].update(log_sigma=p["draws"]["log_sigma"][:-1]), "population.draws.log_sigma"),
+    (lambda p: p["draws"]["mu"].__setitem__(3, [1.0]), "population.draws.mu[3]"),
+    (lambda p: p["draws"]["log_sigma"].__setitem__(2, [1.0, "x"]), "population.draws.log_sigma[2]"),
+])
+def test_validate_names_the_field_of_the_draws_that_is_wrong(change, field):
+    model = with_draws()
+    change(model["population"])
+    with pytest.raises(pm.ModelFileError) as err:
+        pm.validate(model)
+    assert err.value.field == field
+
+
+def test_a_version_1_file_without_draws_still_reads():
+    model = copy.deepcopy(built())
+    model["version"] = 1
+    del model["population"]["uncertainty"]
+    pm.validate(model)
+    with_draws()["population"]["draws"]["n"] = 30
+    pm.validate(with_draws())
+
+
+def test_the_committed_demo_model_carries_joint_draws():
+    pop = pm.load(DEMO_MODEL_PATH)["population"]
+    assert pop["uncertainty"] == "joint draws" and len(pop["draws"]["mu"]) == pop["draws"]["n"] >= 200
