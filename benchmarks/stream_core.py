@@ -20,11 +20,12 @@ import json
 import math
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from subprocess_measure import measure as run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_ID = "Qwen/Qwen3.6-27B"
@@ -175,34 +176,8 @@ def child(kind: str, arg: str, tokenizer: str, traced: bool) -> None:
 
 
 def measure(kind: str, arg: str, tokenizer: str = "") -> dict:
-    """Run ``kind`` in two fresh subprocesses (untraced, traced) and merge their results."""
-    out: dict = {}
-    for traced in (False, True):
-        cmd = [
-            sys.executable,
-            str(Path(__file__).resolve()),
-            "--child",
-            kind,
-            "--arg",
-            arg,
-            "--tokenizer",
-            tokenizer,
-        ] + (["--traced"] if traced else [])
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-        if proc.returncode != 0:
-            raise SystemExit(f"{kind} failed:\n{proc.stderr.strip()}")
-        res = json.loads(proc.stdout.strip().splitlines()[-1])
-        if traced:
-            out["traced_peak_mb"] = res["traced_peak_b"] / 2**20
-        else:
-            out.update(
-                wall_s=res["wall_s"],
-                rss_mb=res["rss_kb"] / 1024,
-                rss_delta_mb=(res["rss_kb"] - res["rss_before_kb"]) / 1024,
-                what=res["what"],
-                n=res["n"],
-            )
-    return out
+    """Run ``kind`` in two fresh subprocesses (untraced, traced) and merge their results (``subprocess_measure``)."""
+    return run_measured(__file__, kind, arg, "--tokenizer", tokenizer)
 
 
 # --- report ------------------------------------------------------------------------------------------

@@ -24,10 +24,13 @@ import json
 import math
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Any
+
+import ijson
+import numpy as np
 
 from playback.core import tokenizers
 from playback.core.importers.base import TraceFormatError
@@ -56,6 +59,25 @@ def spread(total: int, slots: int) -> list[int]:
         for j in range(total):
             counts[math.floor(j * step + 0.5)] += 1
     return counts
+
+
+def spread_bounds(total: int, slots: int) -> np.ndarray:
+    """``spread`` as running bounds (``slots + 1`` of them, from 0 to ``total``), in numpy: slot ``j`` gets the
+    items ``bounds[j]:bounds[j + 1]``. The same arithmetic as ``spread``, so the same split."""
+    if slots <= 0:
+        raise ValueError(f"slots must be >= 1, got {slots}")
+    if total < 0:
+        raise ValueError(f"total must be >= 0, got {total}")
+    if total >= slots:
+        return np.arange(slots + 1, dtype=np.int64) * total // slots
+    bounds = np.zeros(slots + 1, dtype=np.int64)
+    if total == 1:
+        bounds[1:] = 1
+    elif total > 1:
+        step = (slots - 1) / (total - 1)
+        at = np.floor(np.arange(total, dtype=np.int64) * step + 0.5).astype(np.int64)
+        np.cumsum(np.bincount(at, minlength=slots), out=bounds[1:])
+    return bounds
 
 
 def rederive(
@@ -99,6 +121,50 @@ def rederive(
         texts = ["".join(units[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
     times = map(float, chunk_times_ms)
     return list(map(Piece, texts, times, repeat("content"), token_counts)), notes
+
+
+def rederive_columns(
+    texts: Sequence[str],
+    chunk_times: Sequence[np.ndarray],
+    output_tokens: Sequence[int | None],
+    tok: Tokenizer,
+) -> list[tuple[np.ndarray, np.ndarray, list[str]]]:
+    """``rederive`` for many requests at once, in columns: ``(cuts, tokens, notes)`` per request, where piece
+    ``k`` is ``text[cuts[k]:cuts[k + 1]]`` with ``tokens[k]`` tokens at ``chunk_times[k]`` (checked by the caller:
+    finite, >= 0, never falling). The same split as ``rederive``; each distinct text is tokenised once, and all
+    of them in batches (``Tokenizer.piece_ends``), with no string per token."""
+    index: dict[str, int] = {}
+    which = [index.setdefault(t, len(index)) for t in texts]
+    ends, counts = tok.piece_ends(list(index))
+    firsts = np.concatenate(([0], np.cumsum(counts)))
+    bounds_of: dict[int, np.ndarray] = {}  # per distinct text: 0 and its piece ends (int32: a quarter of the bytes)
+    out: list[tuple[np.ndarray, np.ndarray, list[str]]] = []
+    for k, times, recorded in zip(which, chunk_times, output_tokens, strict=True):
+        ends0 = bounds_of.get(k)
+        if ends0 is None:
+            ends0 = bounds_of[k] = np.concatenate(([0], ends[firsts[k] : firsts[k + 1]])).astype(np.int32)
+        units, chunks = len(ends0) - 1, len(times)
+        notes: list[str] = []
+        if units < chunks:
+            notes.append(f"tokenizer {tok.name} gave {units} tokens for {chunks} recorded chunks: "
+                         f"{chunks - units} chunks carry no text")
+        if recorded is not None and recorded < chunks:
+            notes.append(f"recorded {recorded} output tokens for {chunks} chunks: some carry 0 tokens")
+        cuts = ends0 if units == chunks else ends0[spread_bounds(units, chunks)]
+        token_counts = np.diff(spread_bounds(units if recorded is None else recorded, chunks)).astype(np.int32)
+        out.append((cuts, token_counts, notes))
+    return out
+
+
+def chunk_times_array(ttft_s: float, gaps_s: Sequence[float], scale_ms: float = 1000.0) -> np.ndarray:
+    """``chunk_times_ms`` as a numpy array: the same additions in the same order, so the same floats."""
+    times = np.empty(len(gaps_s) + 1, dtype=np.float64)
+    times[0] = ttft_s
+    times[1:] = gaps_s
+    with np.errstate(over="ignore"):  # an overflow is inf, as in ``chunk_times_ms``; ``finite_times`` names it
+        np.cumsum(times, out=times)
+        times *= scale_ms
+    return times
 
 
 def tokenizer_for(model_id: str) -> tuple[Tokenizer, list[str]]:
@@ -173,6 +239,44 @@ def guess_language(text: str) -> str:
 def load_json(path: Path) -> Any:
     """The one JSON document in ``path``; a ``TraceFormatError`` with line and column when it is not JSON."""
     return _parse(path, path.read_bytes(), many=False)[0]
+
+
+def iter_json_documents(path: Path) -> Iterator[tuple[int, Any, bool]]:
+    """``(number, document, several)`` for every JSON document in ``path``, as ``load_json_documents`` reads
+    them but parsed while the file is read (``ijson``): neither the file's text nor more than two documents
+    are held at once. ``several`` says whether the file has more than one (known before the first is given).
+    A file ``ijson`` does not take as plain JSON (a BOM, ``NaN``, a syntax error) is read by
+    ``load_json_documents`` from the document it stopped at, so what is accepted and the errors (with line and
+    column) are the standard parser's."""
+    docs = _streamed_documents(path)
+    first = next(docs, _NONE)
+    if first is _NONE:
+        raise TraceFormatError(path, "", "", "file is empty")
+    second = next(docs, _NONE)
+    several = second is not _NONE
+    yield 0, first, several
+    del first
+    if several:
+        yield 1, second, several
+        del second
+        for number, doc in enumerate(docs, start=2):
+            yield number, doc, several
+
+
+_NONE = object()
+
+
+def _streamed_documents(path: Path) -> Iterator[Any]:
+    done = 0
+    try:
+        with path.open("rb") as fh:
+            for doc in ijson.items(fh, "", multiple_values=True, use_float=True):
+                done += 1
+                yield doc
+        return
+    except (ijson.JSONError, ValueError):  # UnicodeDecodeError is a ValueError
+        pass
+    yield from load_json_documents(path)[done:]
 
 
 def load_json_documents(path: Path) -> list[Any]:
