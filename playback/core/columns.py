@@ -44,25 +44,23 @@ class StreamColumns:
         n = len(self.t_ms)
         if len(self.cuts) != n + 1 or len(self.tokens) != n:
             raise StreamError(f"columns: {n} times, {len(self.tokens)} token counts and {len(self.cuts)} cuts")
-        if n and (self.cuts[0] != 0 or self.cuts[-1] != len(self.text) or (np.diff(self.cuts) < 0).any()):
+        cuts, t_ms, tokens = self.cuts, self.t_ms, self.tokens
+        if n and (cuts[0] != 0 or cuts[-1] != len(self.text) or (cuts[1:] < cuts[:-1]).any()):
             raise StreamError("columns: the cuts do not split the text in order")
         nul = self.text.find("\x00")
         if nul >= 0:  # the piece whose text holds it (the last piece ending after it)
-            i = int(np.searchsorted(self.cuts, nul, side="right")) - 1
+            i = int(np.searchsorted(cuts, nul, side="right")) - 1
             raise StreamError(f"pieces[{i}].text: contains the NUL character (U+0000)")
-        bad = np.flatnonzero(self.tokens < 0)
-        if bad.size:
-            i = int(bad[0])
-            raise StreamError(f"pieces[{i}].tokens: must be >= 0, got {self.tokens[i]}")
-        bad = np.flatnonzero(~(self.t_ms >= 0))  # also NaN
-        if bad.size:
-            i = int(bad[0])
-            raise StreamError(f"pieces[{i}].t_ms: must be >= 0, got {float(self.t_ms[i])}")
-        bad = np.flatnonzero(self.t_ms[1:] < self.t_ms[:-1])
-        if bad.size:
-            i = int(bad[0]) + 1
-            raise StreamError(f"pieces[{i}].t_ms: {float(self.t_ms[i])} is earlier than the previous piece "
-                              f"({float(self.t_ms[i - 1])})")
+        if n and tokens.min() < 0:
+            i = int(np.flatnonzero(tokens < 0)[0])
+            raise StreamError(f"pieces[{i}].tokens: must be >= 0, got {tokens[i]}")
+        if n and not t_ms.min() >= 0:  # also NaN
+            i = int(np.flatnonzero(~(t_ms >= 0))[0])
+            raise StreamError(f"pieces[{i}].t_ms: must be >= 0, got {float(t_ms[i])}")
+        if n > 1 and (t_ms[1:] < t_ms[:-1]).any():
+            i = int(np.flatnonzero(t_ms[1:] < t_ms[:-1])[0]) + 1
+            raise StreamError(f"pieces[{i}].t_ms: {float(t_ms[i])} is earlier than the previous piece "
+                              f"({float(t_ms[i - 1])})")
         if self.output_tokens is not None and self.output_tokens < 0:
             raise StreamError(f"output_tokens: must be >= 0, got {self.output_tokens}")
         return self
@@ -96,6 +94,10 @@ class StreamList(MutableSequence[Stream]):
     def raw(self) -> list[Item]:
         """The items as held (columns not built): for counting pieces or moving items without building them."""
         return list(self._items)
+
+    def piece_count(self) -> int:
+        """Pieces in all the streams, counted without building the columnar ones."""
+        return sum(len(i) if isinstance(i, StreamColumns) else len(i.pieces) for i in self._items)
 
     def __len__(self) -> int:
         return len(self._items)

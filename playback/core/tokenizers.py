@@ -24,6 +24,7 @@ import threading
 import types
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from itertools import chain
 from pathlib import Path
@@ -121,7 +122,7 @@ class VocabTokenizer(Tokenizer):
         self.description = description
         self._bytes: list[bytes] = list(id_bytes)
         self._text: list[str | None] = [_complete_utf8(b) for b in self._bytes]
-        self._byte_lens: np.ndarray | None = None  # per id, for ``piece_ends``; built on first use
+        self._byte_lens = np.fromiter(map(len, self._bytes), dtype=np.int64, count=len(self._bytes))  # per id
 
     @abstractmethod
     def encode(self, text: str) -> list[int]:
@@ -149,8 +150,6 @@ class VocabTokenizer(Tokenizer):
             data = "".join(texts).encode("utf-8")
         except UnicodeEncodeError:
             return super().piece_ends(texts)
-        if self._byte_lens is None:
-            self._byte_lens = np.fromiter(map(len, self._bytes), dtype=np.int64, count=len(self._bytes))
         counts = np.empty(len(texts), dtype=np.int64)
         parts: list[np.ndarray] = []
         for start in range(0, len(texts), _BATCH_TEXTS):  # batches: the id lists of one batch at a time
@@ -235,7 +234,20 @@ class TiktokenTokenizer(VocabTokenizer):
         return self.encoding.encode_ordinary(text)
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
-        return self.encoding.encode_ordinary_batch(list(texts), num_threads=_THREADS)
+        """tiktoken's batch call (``encode_ordinary_batch``) submits a thread-pool task per text, which costs
+        more than encoding a short answer; here each thread encodes a run of texts (tiktoken releases the GIL
+        while it encodes)."""
+        texts = list(texts)
+        threads = min(_THREADS, len(texts) // _TEXTS_PER_THREAD)
+        if threads <= 1:
+            return list(map(self.encoding.encode_ordinary, texts))
+        step = -(-len(texts) // threads)
+        runs = [texts[i : i + step] for i in range(0, len(texts), step)]
+        with ThreadPoolExecutor(threads) as pool:
+            return list(chain.from_iterable(pool.map(self._encode_run, runs)))
+
+    def _encode_run(self, texts: list[str]) -> list[list[int]]:
+        return list(map(self.encoding.encode_ordinary, texts))
 
 
 class HFTokenizer(VocabTokenizer):
@@ -276,7 +288,8 @@ class HFTokenizer(VocabTokenizer):
 # match of a byte-level BPE (GPT-2 style regex: newline runs, punctuation + trailing newlines, letters
 # with an optional non-newline prefix) spans such a point, so the ids are the same as unchunked.
 _CHUNK_CHARS = 1 << 16
-_THREADS = max(1, min(8, os.cpu_count() or 1))  # tiktoken's batch threads (it releases the GIL)
+_THREADS = max(1, min(4, os.cpu_count() or 1))  # threads of a tiktoken batch
+_TEXTS_PER_THREAD = 32  # fewer texts than this per thread are encoded in the caller's thread
 _CHUNK_POINT = re.compile(r"(?<=\n)(?=\S)")
 
 

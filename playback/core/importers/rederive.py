@@ -76,7 +76,7 @@ def spread_bounds(total: int, slots: int) -> np.ndarray:
     elif total > 1:
         step = (slots - 1) / (total - 1)
         at = np.floor(np.arange(total, dtype=np.int64) * step + 0.5).astype(np.int64)
-        np.cumsum(np.bincount(at, minlength=slots), out=bounds[1:])
+        np.bincount(at, minlength=slots).cumsum(out=bounds[1:])
     return bounds
 
 
@@ -151,7 +151,8 @@ def rederive_columns(
         if recorded is not None and recorded < chunks:
             notes.append(f"recorded {recorded} output tokens for {chunks} chunks: some carry 0 tokens")
         cuts = ends0 if units == chunks else ends0[spread_bounds(units, chunks)]
-        token_counts = np.diff(spread_bounds(units if recorded is None else recorded, chunks)).astype(np.int32)
+        token_bounds = spread_bounds(units if recorded is None else recorded, chunks)
+        token_counts = (token_bounds[1:] - token_bounds[:-1]).astype(np.int32)
         out.append((cuts, token_counts, notes))
     return out
 
@@ -161,10 +162,16 @@ def chunk_times_array(ttft_s: float, gaps_s: Sequence[float], scale_ms: float = 
     times = np.empty(len(gaps_s) + 1, dtype=np.float64)
     times[0] = ttft_s
     times[1:] = gaps_s
-    with np.errstate(over="ignore"):  # an overflow is inf, as in ``chunk_times_ms``; ``finite_times`` names it
-        np.cumsum(times, out=times)
+    times.cumsum(out=times)
+    if abs(times[-1]) * scale_ms < _HUGE:  # the usual case, without the cost of ``errstate`` per request
         times *= scale_ms
+    else:
+        with np.errstate(over="ignore"):  # an overflow is inf, as in ``chunk_times_ms``; ``finite_times`` names it
+            times *= scale_ms
     return times
+
+
+_HUGE = 1e300
 
 
 def tokenizer_for(model_id: str) -> tuple[Tokenizer, list[str]]:
@@ -213,7 +220,7 @@ _KANA = re.compile("[\u3040-\u30ff]")
 _HANGUL = re.compile("[\uac00-\ud7af]")
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
 _CJK_ANY = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_LETTER = re.compile(r"[^\W\d_]")
+_NOT_LETTER = re.compile(r"[\W\d_]")  # the complement of letters ``[^\W\d_]``: fewer matches to count
 
 
 def guess_language(text: str) -> str:
@@ -221,7 +228,7 @@ def guess_language(text: str) -> str:
     sample = text[:2000]
     if not _CJK_ANY.search(sample):
         return ""
-    letters = len(_LETTER.findall(sample))
+    letters = len(sample) - len(_NOT_LETTER.findall(sample))
     if not letters:
         return ""
     if len(_KANA.findall(sample)) * 10 >= letters:
@@ -341,10 +348,13 @@ def numbers(value: Any, path: Path, where: str, name: str) -> list[float]:
     if not isinstance(value, list):
         raise TraceFormatError(path, where, name, f"must be a list of numbers, got {type(value).__name__}")
     # Fast path for the usual all-float list (bool is excluded: its type is not int); else find the culprit.
-    if all(type(v) is float or type(v) is int for v in value) and all(map(math.isfinite, value)):
+    if _PLAIN_NUMBERS.issuperset(map(type, value)) and all(map(math.isfinite, value)):
         if not value or min(value) >= 0:
             return value
     return [number(v, path, where, f"{name}[{i}]") for i, v in enumerate(value)]
+
+
+_PLAIN_NUMBERS = frozenset((float, int))
 
 
 def first_of(indices: list[int], limit: int = 10) -> str:
