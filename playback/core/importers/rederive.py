@@ -163,7 +163,7 @@ def chunk_times_array(ttft_s: float, gaps_s: Sequence[float], scale_ms: float = 
     times[0] = ttft_s
     times[1:] = gaps_s
     times.cumsum(out=times)
-    if abs(times[-1]) * scale_ms < _HUGE:  # the usual case, without the cost of ``errstate`` per request
+    if abs(float(times[-1])) * scale_ms < _HUGE:  # the usual case, without the cost of ``errstate`` per request
         times *= scale_ms
     else:
         with np.errstate(over="ignore"):  # an overflow is inf, as in ``chunk_times_ms``; ``finite_times`` names it
