@@ -219,3 +219,11 @@ def test_a_broken_second_run_is_named_by_line_and_column_and_nothing_is_imported
     with pytest.raises(TraceFormatError) as e:
         IMPORTER.load(p)
     assert e.value.where == "line 3 column 16" and "invalid JSON" in str(e.value)
+
+
+def test_a_file_of_only_whitespace_is_refused_as_empty(tmp_path):
+    p = tmp_path / "blank.json"
+    p.write_text("  \n\n", encoding="utf-8")
+    with pytest.raises(TraceFormatError) as e:
+        IMPORTER.load(p)
+    assert e.value.problem == "file is empty"
