@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -109,19 +108,10 @@ def child(kind: str, path: str, traced: bool) -> None:
 
 
 def measure(kind: str, path: str) -> dict:
-    out: dict = {}
-    for traced in (False, True):
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, "--arg", path]
-        proc = subprocess.run(cmd + (["--traced"] if traced else []), capture_output=True, text=True, cwd=ROOT)
-        if proc.returncode != 0:
-            raise SystemExit(f"{kind} failed:\n{proc.stderr.strip()}")
-        res = json.loads(proc.stdout.strip().splitlines()[-1])
-        if traced:
-            out["traced_peak_mb"] = res["traced_peak_b"] / 2**20
-        else:
-            out.update(wall_s=res["wall_s"], rss_mb=res["rss_kb"] / 1024,
-                       rss_delta_mb=(res["rss_kb"] - res["rss_before_kb"]) / 1024, what=res["what"])
-    return out
+    """``kind`` run in fresh subprocesses of this script (``subprocess_measure``, shared with stream_core.py)."""
+    from subprocess_measure import measure as run_measured
+
+    return run_measured(__file__, kind, path)
 
 
 def table(rows: list[list[str]]) -> str:

@@ -124,6 +124,17 @@ class Stream:
         if self.output_tokens is not None and self.output_tokens < 0:
             raise StreamError(f"output_tokens: must be >= 0, got {self.output_tokens}")
 
+    @classmethod
+    def checked_elsewhere(
+        cls, pieces: tuple[Piece, ...], meta: StreamMeta, id: str = "", output_tokens: int | None = None
+    ) -> Stream:
+        """A stream of pieces whose invariants the caller has already checked in bulk (``columns.StreamColumns``
+        checks its numpy columns): skips ``__post_init__``'s check per piece, most of the cost of building many."""
+        self = object.__new__(cls)
+        for name, value in (("pieces", pieces), ("meta", meta), ("id", id), ("output_tokens", output_tokens)):
+            object.__setattr__(self, name, value)
+        return self
+
     # --- views -------------------------------------------------------------------------------------
     def channel(self, channel: Channel) -> tuple[Piece, ...]:
         """The pieces of one channel, in order (including empty ones that only carry tokens)."""

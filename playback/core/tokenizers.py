@@ -18,13 +18,18 @@ from __future__ import annotations
 import base64
 import codecs
 import hashlib
+import os
 import re
 import threading
 import types
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
+from itertools import chain
 from pathlib import Path
+
+import numpy as np
 
 from playback import vendor_o200k
 from playback.core.textunits import split_words
@@ -60,6 +65,19 @@ class Tokenizer(ABC):
         """Token ids, for tokenizers that have a vocabulary; the fallbacks have none."""
         raise NotImplementedError(f"tokenizer {self.name!r} has no token ids")
 
+    def piece_ends(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``pieces`` of many texts at once, in columns: where each piece ends in its text (a character offset;
+        flat, text after text) and how many pieces each text has. Texts' pieces are
+        ``text[ends[k - 1]:ends[k]]`` (from 0 for the first), exactly those of ``pieces(text)``, without a string
+        per piece: what importers that spread a text over recorded chunks need, at a fraction of the cost."""
+        counts = np.empty(len(texts), dtype=np.int64)
+        lengths: list[int] = []
+        for k, text in enumerate(texts):
+            pieces = self.pieces(text)
+            counts[k] = len(pieces)
+            lengths.extend(map(len, pieces))
+        return _local_ends(np.cumsum(np.asarray(lengths, dtype=np.int64)), texts, counts), counts
+
 
 class CharTokenizer(Tokenizer):
     """One token per Unicode code point: the finest granularity a stream can have."""
@@ -72,6 +90,10 @@ class CharTokenizer(Tokenizer):
 
     def pieces(self, text: str) -> list[str]:
         return list(text)
+
+    def piece_ends(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        counts = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        return _local_ends(np.arange(1, int(counts.sum()) + 1, dtype=np.int64), texts, counts), counts
 
 
 class WordTokenizer(Tokenizer):
@@ -100,6 +122,7 @@ class VocabTokenizer(Tokenizer):
         self.description = description
         self._bytes: list[bytes] = list(id_bytes)
         self._text: list[str | None] = [_complete_utf8(b) for b in self._bytes]
+        self._byte_lens = np.fromiter(map(len, self._bytes), dtype=np.int64, count=len(self._bytes))  # per id
 
     @abstractmethod
     def encode(self, text: str) -> list[int]:
@@ -111,6 +134,38 @@ class VocabTokenizer(Tokenizer):
 
     def count(self, text: str) -> int:
         return len(self.encode(text))
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """``encode`` of each text; subclasses use their library's batch call (several threads, one call)."""
+        return [self.encode(t) for t in texts]
+
+    def piece_ends(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids in batches, then a byte-length lookup per token and the UTF-8 structure of the texts in
+        numpy: a token's piece ends after the last character its bytes complete (``pieces``' rule for a token
+        that ends inside a character). Falls back to ``pieces`` when the tokens' bytes do not rebuild the texts
+        (a lone surrogate, say)."""
+        if not texts:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        try:
+            data = "".join(texts).encode("utf-8")
+        except UnicodeEncodeError:
+            return super().piece_ends(texts)
+        counts = np.empty(len(texts), dtype=np.int64)
+        parts: list[np.ndarray] = []
+        for start in range(0, len(texts), _BATCH_TEXTS):  # batches: the id lists of one batch at a time
+            batch = self.encode_batch(texts[start : start + _BATCH_TEXTS])
+            n = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
+            counts[start : start + len(batch)] = n
+            ids = np.fromiter(chain.from_iterable(batch), dtype=np.int64, count=int(n.sum()))
+            parts.append(self._byte_lens[ids])
+        byte_ends = np.cumsum(np.concatenate(parts))
+        if (byte_ends[-1] if byte_ends.size else 0) != len(data):
+            return super().piece_ends(texts)
+        raw = np.frombuffer(data, dtype=np.uint8)
+        last_of_char = np.ones(raw.size, dtype=np.int64)  # byte p ends a character when p + 1 starts one
+        last_of_char[:-1] = (raw[1:] & 0xC0) != 0x80
+        completed = np.concatenate(([0], np.cumsum(last_of_char)))  # characters complete before byte p
+        return _local_ends(completed[byte_ends], texts, counts), counts
 
     def pieces(self, text: str) -> list[str]:
         texts, table = self._text, self._bytes
@@ -131,6 +186,17 @@ class VocabTokenizer(Tokenizer):
         if pending:  # cannot happen for valid text, kept for safety
             out[-1] += decoder.decode(b"", final=True)
         return out
+
+
+_BATCH_TEXTS = 256  # texts per batch call in ``piece_ends``
+
+
+def _local_ends(global_ends: np.ndarray, texts: Sequence[str], counts: np.ndarray) -> np.ndarray:
+    """Piece ends counted over all texts joined, made relative to the start of each piece's own text."""
+    starts = np.zeros(len(texts), dtype=np.int64)
+    if len(texts) > 1:
+        np.cumsum(np.fromiter(map(len, texts[:-1]), dtype=np.int64, count=len(texts) - 1), out=starts[1:])
+    return global_ends - np.repeat(starts, counts)
 
 
 def _complete_utf8(b: bytes) -> str | None:
@@ -167,6 +233,22 @@ class TiktokenTokenizer(VocabTokenizer):
     def encode(self, text: str) -> list[int]:
         return self.encoding.encode_ordinary(text)
 
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """tiktoken's batch call (``encode_ordinary_batch``) submits a thread-pool task per text, which costs
+        more than encoding a short answer; here each thread encodes a run of texts (tiktoken releases the GIL
+        while it encodes)."""
+        texts = list(texts)
+        threads = min(_THREADS, len(texts) // _TEXTS_PER_THREAD)
+        if threads <= 1:
+            return list(map(self.encoding.encode_ordinary, texts))
+        step = -(-len(texts) // threads)
+        runs = [texts[i : i + step] for i in range(0, len(texts), step)]
+        with ThreadPoolExecutor(threads) as pool:
+            return list(chain.from_iterable(pool.map(self._encode_run, runs)))
+
+    def _encode_run(self, texts: list[str]) -> list[list[int]]:
+        return list(map(self.encoding.encode_ordinary, texts))
+
 
 class HFTokenizer(VocabTokenizer):
     """A HuggingFace ``tokenizers`` byte-level BPE loaded from a local ``tokenizer.json``."""
@@ -195,12 +277,19 @@ class HFTokenizer(VocabTokenizer):
             out.extend(enc.ids)
         return out
 
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        if any(len(t) > _CHUNK_CHARS for t in texts):  # long texts are chunked one by one (see ``encode``)
+            return [self.encode(t) for t in texts]
+        return [enc.ids for enc in self.core.encode_batch(list(texts), add_special_tokens=False)]
+
 
 # Long texts are encoded in chunks (in parallel by ``tokenizers``): one multi-megabyte string is several
 # times slower. Chunks end after a newline that is followed by a non-space character; no pre-tokenizer
 # match of a byte-level BPE (GPT-2 style regex: newline runs, punctuation + trailing newlines, letters
 # with an optional non-newline prefix) spans such a point, so the ids are the same as unchunked.
 _CHUNK_CHARS = 1 << 16
+_THREADS = max(1, min(4, os.cpu_count() or 1))  # threads of a tiktoken batch
+_TEXTS_PER_THREAD = 32  # fewer texts than this per thread are encoded in the caller's thread
 _CHUNK_POINT = re.compile(r"(?<=\n)(?=\S)")
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from playback.core.stream import Stream
+from playback.core.columns import StreamList
 
 # What an importer notes when a file records only averages or endpoints, never the chunk times.
 SUMMARY_ONLY_NOTE = "summary only: can seed a synthetic timing model, not be replayed"
@@ -53,13 +53,18 @@ class TimingSeed:
 class ImportResult:
     format: str
     path: str
-    streams: list[Stream] = field(default_factory=list)
+    # a list of ``Stream``; formats of many requests hold theirs in columns until each is read (``columns``)
+    streams: StreamList = field(default_factory=StreamList)
     seeds: list[TimingSeed] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
     def replayable(self) -> bool:
         return bool(self.streams)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.streams, StreamList):  # given as a plain list
+            self.streams = StreamList(self.streams)
 
 
 class Importer(Protocol):

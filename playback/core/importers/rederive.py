@@ -24,10 +24,13 @@ import json
 import math
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Any
+
+import ijson
+import numpy as np
 
 from playback.core import tokenizers
 from playback.core.importers.base import TraceFormatError
@@ -56,6 +59,25 @@ def spread(total: int, slots: int) -> list[int]:
         for j in range(total):
             counts[math.floor(j * step + 0.5)] += 1
     return counts
+
+
+def spread_bounds(total: int, slots: int) -> np.ndarray:
+    """``spread`` as running bounds (``slots + 1`` of them, from 0 to ``total``), in numpy: slot ``j`` gets the
+    items ``bounds[j]:bounds[j + 1]``. The same arithmetic as ``spread``, so the same split."""
+    if slots <= 0:
+        raise ValueError(f"slots must be >= 1, got {slots}")
+    if total < 0:
+        raise ValueError(f"total must be >= 0, got {total}")
+    if total >= slots:
+        return np.arange(slots + 1, dtype=np.int64) * total // slots
+    bounds = np.zeros(slots + 1, dtype=np.int64)
+    if total == 1:
+        bounds[1:] = 1
+    elif total > 1:
+        step = (slots - 1) / (total - 1)
+        at = np.floor(np.arange(total, dtype=np.int64) * step + 0.5).astype(np.int64)
+        np.bincount(at, minlength=slots).cumsum(out=bounds[1:])
+    return bounds
 
 
 def rederive(
@@ -99,6 +121,57 @@ def rederive(
         texts = ["".join(units[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
     times = map(float, chunk_times_ms)
     return list(map(Piece, texts, times, repeat("content"), token_counts)), notes
+
+
+def rederive_columns(
+    texts: Sequence[str],
+    chunk_times: Sequence[np.ndarray],
+    output_tokens: Sequence[int | None],
+    tok: Tokenizer,
+) -> list[tuple[np.ndarray, np.ndarray, list[str]]]:
+    """``rederive`` for many requests at once, in columns: ``(cuts, tokens, notes)`` per request, where piece
+    ``k`` is ``text[cuts[k]:cuts[k + 1]]`` with ``tokens[k]`` tokens at ``chunk_times[k]`` (checked by the caller:
+    finite, >= 0, never falling). The same split as ``rederive``; each distinct text is tokenised once, and all
+    of them in batches (``Tokenizer.piece_ends``), with no string per token."""
+    index: dict[str, int] = {}
+    which = [index.setdefault(t, len(index)) for t in texts]
+    ends, counts = tok.piece_ends(list(index))
+    firsts = np.concatenate(([0], np.cumsum(counts)))
+    bounds_of: dict[int, np.ndarray] = {}  # per distinct text: 0 and its piece ends (int32: a quarter of the bytes)
+    out: list[tuple[np.ndarray, np.ndarray, list[str]]] = []
+    for k, times, recorded in zip(which, chunk_times, output_tokens, strict=True):
+        ends0 = bounds_of.get(k)
+        if ends0 is None:
+            ends0 = bounds_of[k] = np.concatenate(([0], ends[firsts[k] : firsts[k + 1]])).astype(np.int32)
+        units, chunks = len(ends0) - 1, len(times)
+        notes: list[str] = []
+        if units < chunks:
+            notes.append(f"tokenizer {tok.name} gave {units} tokens for {chunks} recorded chunks: "
+                         f"{chunks - units} chunks carry no text")
+        if recorded is not None and recorded < chunks:
+            notes.append(f"recorded {recorded} output tokens for {chunks} chunks: some carry 0 tokens")
+        cuts = ends0 if units == chunks else ends0[spread_bounds(units, chunks)]
+        token_bounds = spread_bounds(units if recorded is None else recorded, chunks)
+        token_counts = (token_bounds[1:] - token_bounds[:-1]).astype(np.int32)
+        out.append((cuts, token_counts, notes))
+    return out
+
+
+def chunk_times_array(ttft_s: float, gaps_s: Sequence[float], scale_ms: float = 1000.0) -> np.ndarray:
+    """``chunk_times_ms`` as a numpy array: the same additions in the same order, so the same floats."""
+    times = np.empty(len(gaps_s) + 1, dtype=np.float64)
+    times[0] = ttft_s
+    times[1:] = gaps_s
+    times.cumsum(out=times)
+    if abs(float(times[-1])) * scale_ms < _HUGE:  # the usual case, without the cost of ``errstate`` per request
+        times *= scale_ms
+    else:
+        with np.errstate(over="ignore"):  # an overflow is inf, as in ``chunk_times_ms``; ``finite_times`` names it
+            times *= scale_ms
+    return times
+
+
+_HUGE = 1e300
 
 
 def tokenizer_for(model_id: str) -> tuple[Tokenizer, list[str]]:
@@ -147,7 +220,7 @@ _KANA = re.compile("[\u3040-\u30ff]")
 _HANGUL = re.compile("[\uac00-\ud7af]")
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
 _CJK_ANY = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_LETTER = re.compile(r"[^\W\d_]")
+_NOT_LETTER = re.compile(r"[\W\d_]")  # the complement of letters ``[^\W\d_]``: fewer matches to count
 
 
 def guess_language(text: str) -> str:
@@ -155,7 +228,7 @@ def guess_language(text: str) -> str:
     sample = text[:2000]
     if not _CJK_ANY.search(sample):
         return ""
-    letters = len(_LETTER.findall(sample))
+    letters = len(sample) - len(_NOT_LETTER.findall(sample))
     if not letters:
         return ""
     if len(_KANA.findall(sample)) * 10 >= letters:
@@ -173,6 +246,44 @@ def guess_language(text: str) -> str:
 def load_json(path: Path) -> Any:
     """The one JSON document in ``path``; a ``TraceFormatError`` with line and column when it is not JSON."""
     return _parse(path, path.read_bytes(), many=False)[0]
+
+
+def iter_json_documents(path: Path) -> Iterator[tuple[int, Any, bool]]:
+    """``(number, document, several)`` for every JSON document in ``path``, as ``load_json_documents`` reads
+    them but parsed while the file is read (``ijson``): neither the file's text nor more than two documents
+    are held at once. ``several`` says whether the file has more than one (known before the first is given).
+    A file ``ijson`` does not take as plain JSON (a BOM, ``NaN``, a syntax error) is read by
+    ``load_json_documents`` from the document it stopped at, so what is accepted and the errors (with line and
+    column) are the standard parser's."""
+    docs = _streamed_documents(path)
+    first = next(docs, _NONE)
+    if first is _NONE:
+        raise TraceFormatError(path, "", "", "file is empty")
+    second = next(docs, _NONE)
+    several = second is not _NONE
+    yield 0, first, several
+    del first
+    if several:
+        yield 1, second, several
+        del second
+        for number, doc in enumerate(docs, start=2):
+            yield number, doc, several
+
+
+_NONE = object()
+
+
+def _streamed_documents(path: Path) -> Iterator[Any]:
+    done = 0
+    try:
+        with path.open("rb") as fh:
+            for doc in ijson.items(fh, "", multiple_values=True, use_float=True):
+                done += 1
+                yield doc
+        return
+    except (ijson.JSONError, ValueError):  # UnicodeDecodeError is a ValueError
+        pass
+    yield from load_json_documents(path)[done:]
 
 
 def load_json_documents(path: Path) -> list[Any]:
@@ -237,10 +348,13 @@ def numbers(value: Any, path: Path, where: str, name: str) -> list[float]:
     if not isinstance(value, list):
         raise TraceFormatError(path, where, name, f"must be a list of numbers, got {type(value).__name__}")
     # Fast path for the usual all-float list (bool is excluded: its type is not int); else find the culprit.
-    if all(type(v) is float or type(v) is int for v in value) and all(map(math.isfinite, value)):
+    if _PLAIN_NUMBERS.issuperset(map(type, value)) and all(map(math.isfinite, value)):
         if not value or min(value) >= 0:
             return value
     return [number(v, path, where, f"{name}[{i}]") for i, v in enumerate(value)]
+
+
+_PLAIN_NUMBERS = frozenset((float, int))
 
 
 def first_of(indices: list[int], limit: int = 10) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from playback.core.importers.base import ImportResult, TraceFormatError
-from playback.core.importers.rederive import head_text, load_json_documents
+from playback.core.importers.rederive import head_text, iter_json_documents
 from playback.core.importers.vllm import add_summary_only, has_arrays, streams_from_arrays
 
 SGLANG_MARKERS = ('"sharegpt_output_len"', '"random_range_ratio"', '"mean_e2e_latency_ms"')
@@ -44,14 +44,13 @@ class SglangImporter:
 
     def load(self, path: Path) -> ImportResult:
         path = Path(path)
-        docs = load_json_documents(path)
         result = ImportResult(format=self.name, path=str(path))
-        for r, doc in enumerate(docs):
-            where = f"run {r}" if len(docs) > 1 else ""
+        for r, doc, several in iter_json_documents(path):  # JSON Lines: one run per line
+            where = f"run {r}" if several else ""
             if not isinstance(doc, dict):
                 raise TraceFormatError(path, where, "", f"expected a JSON object, got {type(doc).__name__}")
             model = _model(doc)
-            id_prefix = f"{self.name}:{r}:" if len(docs) > 1 else f"{self.name}:"
+            id_prefix = f"{self.name}:{r}:" if several else f"{self.name}:"
             details = doc.get("details")
             arrays = details if isinstance(details, dict) and has_arrays(details) else doc
             if has_arrays(arrays):

@@ -10,24 +10,28 @@ become a ``TimingSeed`` and nothing is replayable. SGLang's ``bench_serving`` wr
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from playback.core.columns import StreamColumns, StreamList
 from playback.core.importers.base import SUMMARY_ONLY_NOTE, ImportResult, TimingSeed, TraceFormatError
 from playback.core.importers.rederive import (
-    chunk_times_ms,
+    chunk_times_array,
     count,
     finite_times,
     first_of,
     guess_language,
     head_text,
-    load_json_documents,
+    iter_json_documents,
     number,
     numbers,
-    rederive,
+    rederive_columns,
     tokenizer_for,
 )
-from playback.core.stream import Stream, StreamMeta
+from playback.core.stream import StreamMeta
 
 REQUIRED_ARRAYS = ("ttfts", "itls", "generated_texts", "output_lens")
 OPTIONAL_ARRAYS = ("errors", "input_lens")
@@ -37,22 +41,8 @@ def has_arrays(doc: dict[str, Any]) -> bool:
     return any(k in doc for k in REQUIRED_ARRAYS)
 
 
-def streams_from_arrays(
-    path: Path,
-    fmt: str,
-    arrays: dict[str, Any],
-    *,
-    model: str,
-    tokenizer_model: str,
-    id_prefix: str,
-    where_prefix: str,
-) -> tuple[list[Stream], list[str]]:
-    """Streams from per-request arrays (vLLM/SGLang layout), skipping requests the benchmark marked failed.
-
-    A request is failed when its ``errors`` entry is non-empty, its generated text is empty, or its TTFT is
-    0 (how both benchmarks record a request that never produced text). Anything else that is malformed raises.
-    The ``itls`` entries are consumed (set to ``None``) as they are used, to keep peak memory down.
-    """
+def _check_arrays(path: Path, arrays: dict[str, Any], where_prefix: str) -> None:
+    """Every per-request array present (the optional ones may be absent), a list, as long as ``ttfts``."""
     for name in REQUIRED_ARRAYS:
         if name not in arrays:
             raise TraceFormatError(path, where_prefix, name, "missing (the other per-request arrays are present)")
@@ -68,37 +58,85 @@ def streams_from_arrays(
         if len(value) != n:
             raise TraceFormatError(path, where_prefix, name, f"has {len(value)} entries but ttfts has {n}")
 
-    tok, tok_notes = tokenizer_for(tokenizer_model or model)
-    source = f"{fmt}:{path.name}"
+
+@dataclass
+class _Requests:
+    """A run's requests to import (array index, text, chunk times in ms, recorded output tokens), in order, and
+    the numbers of those skipped: marked failed by the benchmark, or with no text or TTFT 0."""
+
+    index: list[int] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    times: list[np.ndarray] = field(default_factory=list)
+    lens: list[int | None] = field(default_factory=list)
+    marked: list[int] = field(default_factory=list)
+    empty: list[int] = field(default_factory=list)
+
+
+def _requests(path: Path, arrays: dict[str, Any], where_prefix: str) -> _Requests:
+    """Each request checked, in order (the first broken one raises, naming it and the field); the ``itls``
+    entries are consumed (set to ``None``) as they become chunk times, to keep peak memory down."""
     errors = arrays.get("errors")
     ttfts, itls, texts, lens = (arrays[k] for k in REQUIRED_ARRAYS)
-    streams: list[Stream] = []
-    marked: list[int] = []
-    empty: list[int] = []
-    for i in range(n):
+    out = _Requests()
+    for i in range(len(ttfts)):
         where = f"{where_prefix} request {i}".strip()
         if errors is not None and errors[i]:
-            marked.append(i)
+            out.marked.append(i)
             continue
         ttft = number(ttfts[i], path, where, "ttfts")
         text = texts[i]
         if text is not None and not isinstance(text, str):
             raise TraceFormatError(path, where, "generated_texts", f"must be a string, got {type(text).__name__}")
         if not text or ttft == 0:
-            empty.append(i)
+            out.empty.append(i)
             continue
         gaps = numbers(itls[i], path, where, "itls")
-        itls[i] = None  # consumed: frees the parsed gaps while the streams are built (lower peak memory)
-        out = None if lens[i] is None else count(lens[i], path, where, "output_lens")
-        times = finite_times(chunk_times_ms(ttft, gaps), path, where, "itls")
-        pieces, extra = rederive(text, times, out, tok)
+        out.lens.append(None if lens[i] is None else count(lens[i], path, where, "output_lens"))
+        out.times.append(finite_times(chunk_times_array(ttft, gaps), path, where, "itls"))
+        itls[i] = None
+        out.index.append(i)
+        out.texts.append(text)
+    return out
+
+
+def streams_from_arrays(
+    path: Path,
+    fmt: str,
+    arrays: dict[str, Any],
+    *,
+    model: str,
+    tokenizer_model: str,
+    id_prefix: str,
+    where_prefix: str,
+) -> tuple[StreamList, list[str]]:
+    """Streams from per-request arrays (vLLM/SGLang layout), skipping requests the benchmark marked failed.
+
+    A request is failed when its ``errors`` entry is non-empty, its generated text is empty, or its TTFT is
+    0 (how both benchmarks record a request that never produced text). Anything else that is malformed raises.
+    The ``itls`` entries are consumed (set to ``None``) as they are used, to keep peak memory down. Each distinct
+    text is tokenised once, all in batches, and the streams are held in columns (``playback.core.columns``),
+    each built as a ``Stream`` when it is read.
+    """
+    _check_arrays(path, arrays, where_prefix)
+    tok, tok_notes = tokenizer_for(tokenizer_model or model)
+    source = f"{fmt}:{path.name}"
+    req = _requests(path, arrays, where_prefix)
+    streams = StreamList()
+    languages: dict[str, str] = {}
+    derived = rederive_columns(req.texts, req.times, req.lens, tok)
+    for i, text, times, out, (cuts, tokens, extra) in zip(req.index, req.texts, req.times, req.lens, derived,
+                                                           strict=True):
         notes = (
             *tok_notes,
             f"pieces re-derived from generated_text with tokenizer {tok.name} over {len(times)} recorded chunks",
             *extra,
         )
-        meta = StreamMeta(source=source, model=model, tokenizer=tok.name, language=guess_language(text), notes=notes)
-        streams.append(Stream(pieces=tuple(pieces), meta=meta, id=f"{id_prefix}{i}", output_tokens=out))
+        language = languages.get(text)
+        if language is None:
+            language = languages[text] = guess_language(text)
+        meta = StreamMeta(source=source, model=model, tokenizer=tok.name, language=language, notes=notes)
+        streams.append(StreamColumns(text, cuts, times, tokens, meta, f"{id_prefix}{i}", out).check())
+    marked, empty = req.marked, req.empty
     notes: list[str] = []
     label = f"{where_prefix}: " if where_prefix else ""
     if marked:
@@ -130,14 +168,13 @@ class VllmImporter:
 
     def load(self, path: Path) -> ImportResult:
         path = Path(path)
-        docs = load_json_documents(path)  # several when written with --append-result
         result = ImportResult(format=self.name, path=str(path))
-        for r, doc in enumerate(docs):
-            where = f"run {r}" if len(docs) > 1 else ""
+        for r, doc, several in iter_json_documents(path):  # several when written with --append-result
+            where = f"run {r}" if several else ""
             if not isinstance(doc, dict):
                 raise TraceFormatError(path, where, "", f"expected a JSON object, got {type(doc).__name__}")
             model = str(doc.get("model_id") or doc.get("model") or "")
-            id_prefix = f"{self.name}:{r}:" if len(docs) > 1 else f"{self.name}:"
+            id_prefix = f"{self.name}:{r}:" if several else f"{self.name}:"
             if has_arrays(doc):
                 streams, notes = streams_from_arrays(
                     path,

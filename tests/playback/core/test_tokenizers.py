@@ -237,3 +237,43 @@ def test_fallbacks_have_no_token_ids():
 def test_vendor_command_is_quiet_and_succeeds_when_the_file_is_right(capsys):
     assert vendor_o200k.main(["--quiet", "--dest", str(tokenizers.o200k_dir())]) == 0
     assert capsys.readouterr().out == ""
+
+
+def _pieces_from_ends(texts, ends, counts):
+    out, at = [], 0
+    for text, n in zip(texts, counts.tolist(), strict=True):
+        bounds = [0, *ends[at : at + n].tolist()]
+        out.append([text[a:b] for a, b in zip(bounds, bounds[1:])])
+        at += n
+    return out
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_piece_ends_of_many_texts_are_the_pieces_of_each(name):
+    tok = tokenizers.get(name)
+    texts = [*SAMPLES.values(), "", "世", SAMPLES["chinese"], "a"]  # empty, one character, a repeat
+    ends, counts = tok.piece_ends(texts)
+    assert _pieces_from_ends(texts, ends, counts) == [tok.pieces(t) for t in texts]
+
+
+def test_piece_ends_give_an_empty_piece_where_a_token_ends_inside_a_character():
+    tok = tokenizers.get("cl100k_base")
+    ends, counts = tok.piece_ends(["世界"])  # 世 is two byte-level tokens: the first ends mid-character
+    assert counts.tolist() == [3] and ends.tolist() == [0, 1, 2]
+
+
+def test_piece_ends_work_in_batches_and_on_long_texts():
+    tok = tokenizers.get("deepseek-v4")
+    long = (SAMPLES["code"] * 3000)[: tokenizers._CHUNK_CHARS + 5000]  # chunked by encode
+    texts = [SAMPLES["mixed"] + str(i) for i in range(tokenizers._BATCH_TEXTS + 7)] + [long]
+    ends, counts = tok.piece_ends(texts)
+    assert _pieces_from_ends(texts, ends, counts) == [tok.pieces(t) for t in texts]
+
+
+def test_piece_ends_of_a_lone_surrogate_fall_back_to_the_split_of_pieces():
+    tok = tokenizers.get("cl100k_base")
+    texts = ["ok \ud800 then", "fine"]  # not UTF-8: ``pieces`` shows the surrogate as U+FFFD, the ends cut the text
+    ends, counts = tok.piece_ends(texts)
+    got = _pieces_from_ends(texts, ends, counts)
+    assert [list(map(len, p)) for p in got] == [list(map(len, tok.pieces(t))) for t in texts]
+    assert ["".join(p) for p in got] == texts

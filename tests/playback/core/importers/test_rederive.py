@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import math
+import re
+from itertools import accumulate
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from playback.core import tokenizers
 from playback.core.importers.rederive import (
+    chunk_times_array,
     chunk_times_ms,
     guess_language,
     rederive,
+    rederive_columns,
     spread,
+    spread_bounds,
     tokenizer_for,
 )
 
@@ -157,3 +163,36 @@ def test_tokenizer_for_no_model_says_what_it_assumed():
 )
 def test_guess_language_only_names_scripts_it_can_tell(text, lang):
     assert guess_language(text) == lang
+
+
+@given(total=st.integers(0, 400), slots=st.integers(1, 120))
+def test_spread_bounds_are_the_running_sums_of_spread(total, slots):
+    assert spread_bounds(total, slots).tolist() == list(accumulate(spread(total, slots), initial=0))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(min_size=1, max_size=80),
+    gaps=st.lists(st.floats(0, 500, allow_nan=False), max_size=40),
+    ttft=st.floats(0, 5000, allow_nan=False),
+    extra=st.one_of(st.none(), st.integers(-3, 30)),
+    tokenizer=st.sampled_from(["cl100k_base", "qwen3.6", "char", "word"]),
+)
+def test_rederive_in_columns_gives_the_same_pieces_as_rederive(text, gaps, ttft, extra, tokenizer):
+    tok = tokenizers.get(tokenizer)
+    times = chunk_times_ms(ttft, gaps)
+    assert chunk_times_array(ttft, gaps).tolist() == times  # the same floats, bit for bit
+    recorded = None if extra is None else max(0, len(times) + extra)
+    pieces, notes = rederive(text, times, recorded, tok)
+    # twice in one batch, beside another text: each distinct text is tokenised once
+    derived = rederive_columns([text, "other text", text], [np.array(times)] * 3, [recorded] * 3, tok)
+    for cuts, tokens, col_notes in (derived[0], derived[2]):
+        bounds = cuts.tolist()
+        assert [text[a:b] for a, b in zip(bounds, bounds[1:])] == [p.text for p in pieces]
+        assert tokens.tolist() == [p.tokens for p in pieces]
+        assert col_notes == notes
+
+
+@given(st.text(max_size=300))
+def test_letters_are_counted_by_their_complement(text):
+    assert len(text) - len(re.findall(r"[\W\d_]", text)) == len(re.findall(r"[^\W\d_]", text))

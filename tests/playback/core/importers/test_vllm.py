@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from playback.core import tokenizers
+from playback.core.columns import StreamColumns
 from playback.core.importers.base import TraceFormatError
+from playback.core.importers.rederive import chunk_times_ms, guess_language, rederive
 from playback.core.importers.vllm import IMPORTER
 from playback.core.metrics import compute
+from playback.core.stream import Stream, StreamMeta
 
 DATA = Path(__file__).parents[3] / "data"
 SMALL = DATA / "vllm-small-detailed.json"
@@ -170,3 +174,56 @@ def test_gaps_whose_sum_overflows_are_refused_naming_the_request_and_field(tmp_p
     with pytest.raises(TraceFormatError) as e:
         IMPORTER.load(_write(tmp_path, obj))
     assert (e.value.where, e.value.field) == ("request 1", "itls") and "overflow" in str(e.value)
+
+
+def _per_piece_streams(path: Path) -> list[Stream]:
+    """The import as it was made before streams were held in columns: a Piece per piece, one request at a time."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    tok = tokenizers.get(tokenizers.for_model(doc["tokenizer_id"]))
+    out = []
+    for i, text in enumerate(doc["generated_texts"]):
+        if doc["errors"][i] or not text or doc["ttfts"][i] == 0:
+            continue
+        pieces, extra = rederive(text, chunk_times_ms(doc["ttfts"][i], doc["itls"][i]), doc["output_lens"][i], tok)
+        notes = (f"pieces re-derived from generated_text with tokenizer {tok.name} over {len(pieces)} recorded "
+                 f"chunks", *extra)
+        meta = StreamMeta(source=f"vllm:{path.name}", model=doc["model_id"], tokenizer=tok.name,
+                          language=guess_language(text), notes=notes)
+        out.append(Stream(pieces=tuple(pieces), meta=meta, id=f"vllm:{i}", output_tokens=doc["output_lens"][i]))
+    return out
+
+
+def test_streams_held_in_columns_are_the_streams_built_piece_by_piece():
+    for path in (SMALL, DATA / "vllm-bench-detailed.json"):
+        result = IMPORTER.load(path)
+        assert all(isinstance(item, StreamColumns) for item in result.streams.raw())
+        built = list(result.streams)
+        assert built == _per_piece_streams(path)
+        assert [s.content_hash() for s in built] == [s.content_hash() for s in _per_piece_streams(path)]
+
+
+def test_a_file_the_streaming_parser_does_not_take_is_read_by_the_standard_one(tmp_path):
+    # a BOM, and NaN (which Python's json writes for a missing mean): not plain JSON, read as before
+    doc = _small()
+    doc["std_ttft_ms"] = float("nan")
+    p = tmp_path / "nan.json"
+    p.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8-sig")
+    got, expected = IMPORTER.load(p).streams, IMPORTER.load(SMALL).streams
+    assert [(s.id, s.pieces, s.meta.notes) for s in got] == [(s.id, s.pieces, s.meta.notes) for s in expected]
+
+
+def test_a_broken_second_run_is_named_by_line_and_column_and_nothing_is_imported(tmp_path):
+    text = json.dumps(_small())
+    p = tmp_path / "appended.json"
+    p.write_text(text + "\n" + '{"model_id": "m",\n "ttfts": [0.1,,]}\n', encoding="utf-8")
+    with pytest.raises(TraceFormatError) as e:
+        IMPORTER.load(p)
+    assert e.value.where == "line 3 column 16" and "invalid JSON" in str(e.value)
+
+
+def test_a_file_of_only_whitespace_is_refused_as_empty(tmp_path):
+    p = tmp_path / "blank.json"
+    p.write_text("  \n\n", encoding="utf-8")
+    with pytest.raises(TraceFormatError) as e:
+        IMPORTER.load(p)
+    assert e.value.problem == "file is empty"
