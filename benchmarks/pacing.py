@@ -44,6 +44,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import statistics
@@ -345,11 +346,14 @@ def _measured(fn, *a) -> tuple[dict, list[dict]]:
     return r, streams
 
 
-def _run_streams(url: str, tokens: list[tuple[str, bool]], args, seconds: float) -> tuple[dict, list[dict]]:
+def _run_streams(url: str, tokens: list[tuple[str, bool]], args, seconds: float,
+                 profile: tuple[int, Path] | None = None) -> tuple[dict, list[dict]]:
     n = len(tokens)
     procs = max(1, min(args.client_procs, n))
     chunks = [tokens[i::procs] for i in range(procs)]
     start_at = time.monotonic() + (args.connect_s if args.connect_s is not None else 2 + n / 100)
+    if profile is not None:
+        _profile_later(profile[0], profile[1], start_at + args.start_spread_s, seconds)
     stall_s = seconds + args.start_spread_s + 2.0  # the stalled client reads again once the others have ended
     with ProcessPoolExecutor(procs) as pool:
         results = pool.map(_client_worker, [url] * procs, chunks, [args.start_spread_s] * procs,
@@ -357,6 +361,63 @@ def _run_streams(url: str, tokens: list[tuple[str, bool]], args, seconds: float)
                            [stall_s] * procs)
         streams = [s for chunk in results for s in chunk]
     return _summarise(streams, int(seconds * args.rate)), streams
+
+
+def _py_spy() -> str | None:
+    return shutil.which("py-spy", path=os.pathsep.join((str(BIN), os.environ.get("PATH", ""))))
+
+
+def _profile_later(pid: int, out: Path, at: float, seconds: float) -> None:
+    """Sample the server with py-spy while every stream plays (from ``at``, for ``seconds``), in the background."""
+    import threading
+
+    def record() -> None:
+        subprocess.run([_py_spy() or "py-spy", "record", "--pid", str(pid), "--duration", str(max(1, int(seconds))),
+                        "--rate", "100", "--nonblocking", "--idle", "--format", "raw", "--output", str(out)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+    threading.Timer(max(0.0, at - time.monotonic()), record).start()
+
+
+def _frame_name(frame: str) -> str:
+    """``send (daphne/ws_protocol.py:251)`` -> ``daphne/ws_protocol.py:send``."""
+    name, _, where = frame.partition(" (")
+    path = where.rstrip(")").rsplit(":", 1)[0]
+    for marker in ("site-packages/", "lib/python3.11/"):
+        path = path.split(marker, 1)[-1]
+    return f"{path.replace(str(ROOT) + '/', '')}:{name}"
+
+
+def profile_summary(raw: Path, top: int = 14) -> list[str]:
+    """py-spy's collapsed stacks of the event-loop thread as two short tables, in % of the run's wall time
+    (idle samples included): the functions the loop was in (inclusive) and the ones it was *at* (self).
+    ``select`` is the loop waiting for work, so 100 % minus that is how busy the loop was. The ORM's worker
+    threads are counted apart (they hold the interpreter lock only between their database calls)."""
+    inclusive: dict[str, int] = {}
+    own: dict[str, int] = {}
+    total = threads = 0
+    for line in raw.read_text(errors="replace").splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        frames = [_frame_name(f) for f in stack.split(";")]
+        if not frames[0].endswith(":<module>"):
+            threads += int(count) if not any("Condition.wait" in f or "_queue" in f for f in frames[-3:]) else 0
+            continue
+        k = int(count)
+        total += k
+        for name in set(frames[1:]):
+            inclusive[name] = inclusive.get(name, 0) + k
+        own[frames[-1]] = own.get(frames[-1], 0) + k
+    if not total:
+        return ["  (py-spy recorded no samples)"]
+    idle = sum(v for name, v in own.items() if name.endswith(("EpollSelector.select", ":poll")))
+    out = [f"  event loop: {total} samples, busy {100 * (total - idle) / total:.0f} % of the time; worker threads "
+           f"busy {threads} samples ({100 * threads / total:.0f} %)", "  inclusive %:"]
+    out += [f"    {100 * v / total:5.1f}  {name}" for name, v in sorted(inclusive.items(), key=lambda x: -x[1])[:top]]
+    out.append("  self %:")
+    out += [f"    {100 * v / total:5.1f}  {name}" for name, v in sorted(own.items(), key=lambda x: -x[1])[:top]]
+    return out
 
 
 def _notes(streams: list[dict], log: Path) -> list[str]:
@@ -423,6 +484,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--capacity-max", type=int, default=2000, help="the largest N a capacity probe tries")
     parser.add_argument("--connect-s", type=float, default=None,
                         help="seconds for all sockets to connect before the streams start (default 2 + N/100)")
+    parser.add_argument("--py-spy", metavar="DIR", default=None,
+                        help="profile the Daphne process with py-spy (if installed) during each pacer's row at the "
+                             "largest N, write the raw stacks to DIR and print a summary")
     parser.add_argument("--bare-server", action="store_true", help=argparse.SUPPRESS)
     return parser
 
@@ -444,6 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     slow_sizes = ([int(x) for x in args.slow_n.split(",") if x.strip() and int(x)] if args.slow_n is not None
                   else [max(sizes)])
     _raise_fd_limit()
+    if args.py_spy:
+        Path(args.py_spy).mkdir(parents=True, exist_ok=True)
 
     with tempfile.TemporaryDirectory(prefix="pacelab-bench-") as tmp:
         env = _environment(Path(tmp) / "var")
@@ -477,15 +543,24 @@ def main(argv: list[str] | None = None) -> int:
         print("-" * len(HEADER))
         try:
             bare_p99: dict[int, float] = {}
+            profiles: list[tuple[str, int, Path]] = []
             for n, _pacer, name, tokens in plan:
                 if bare is not None and args.bare and n not in bare_p99:
                     r, _ = _measured(bare.run, n, args.seconds, args.rate, args.start_spread_s)
                     bare_p99[n] = r["s99"]
                     print(_row("bare", n, r, None), flush=True)
-                r, streams = _measured(_run_streams, url, tokens, args, args.seconds)
+                profile = (daphne.pid, Path(args.py_spy) / f"{name.replace('/', '-')}-{n}.txt") if (
+                    args.py_spy and n == max(sizes) and _py_spy()) else None
+                r, streams = _measured(_run_streams, url, tokens, args, args.seconds, profile)
                 print(_row(name, n, r, bare_p99.get(n)), flush=True)
                 for line in _notes(streams, log):
                     print(line)
+                if profile is not None:
+                    profiles.append((name, n, profile[1]))
+            for name, n, raw in profiles:
+                time.sleep(1.0)
+                print(f"\npy-spy, Daphne process, {name} pacer, N={n} ({raw}):")
+                print("\n".join(profile_summary(raw) if raw.exists() else ["  (no profile written)"]))
             if args.capacity:
                 _print_capacity(args, sizes, url, pool, log)
         finally:
