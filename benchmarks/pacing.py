@@ -324,7 +324,7 @@ class Bare:
 
 HEADER = (f"{'pacer':<13}{'N':>5}{'complete':>10} | {'client p50':>10}{'p99':>8}{'max':>8}"
           f"{'drift':>8}{'drift max':>10} | {'server p50':>10}{'p99':>8}{'max':>8}{'x bare':>8} |"
-          f" {'busy':>5}{'steal':>7}{'load':>6}")
+          f"{'us/frame':>9} | {'busy':>5}{'steal':>7}{'load':>6}")
 
 
 def _row(name: str, n: int, r: dict, bare_p99: float | None) -> str:
@@ -332,16 +332,29 @@ def _row(name: str, n: int, r: dict, bare_p99: float | None) -> str:
     client = (f"{r['c50']:>10.1f}{r['c99']:>8.1f}{r['cmax']:>8.1f}" if "c50" in r else f"{'-':>10}{'-':>8}{'-':>8}")
     done = f"{r['complete']}/{n}"
     return (f"{name:<13}{n:>5}{done:>10} | {client}{r['drift']:>8.1f}"
-            f"{r['drift_max']:>10.1f} | {r['s50']:>10.1f}{r['s99']:>8.1f}{r['smax']:>8.1f}{ratio} |"
-            f" {r['busy']:>4.0f}%{r['steal']:>6.1f}%{r['load']:>6.2f}")
+            f"{r['drift_max']:>10.1f} | {r['s50']:>10.1f}{r['s99']:>8.1f}{r['smax']:>8.1f}{ratio}"
+            f"{r['cpu_us']:>9.1f} | {r['busy']:>4.0f}%{r['steal']:>6.1f}%{r['load']:>6.2f}")
 
 
-def _measured(fn, *a) -> tuple[dict, list[dict]]:
-    """``fn``'s summary (with the machine's busy and steal shares and load average added) and its streams."""
-    cpu0 = _cpu_times()
+def _process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/PID/stat)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _measured(fn, *a, pid: int, frames: int) -> tuple[dict, list[dict]]:
+    """``fn``'s summary and its streams, with the machine's busy and steal shares, the load average and the
+    server's CPU per frame (``us/frame``: process ``pid``'s CPU over the row, handshakes included, divided by
+    the ``frames`` the row paces; unlike lateness it hardly depends on what else runs on the machine)."""
+    cpu0, proc0 = _cpu_times(), _process_cpu_s(pid)
     out = fn(*a)
     r, streams = out if isinstance(out, tuple) else (out, [])
     r["busy"], r["steal"] = _cpu_share(cpu0, _cpu_times())
+    r["cpu_us"] = 1e6 * (_process_cpu_s(pid) - proc0) / max(1, frames)
     r["load"] = os.getloadavg()[0]
     return r, streams
 
@@ -546,12 +559,14 @@ def main(argv: list[str] | None = None) -> int:
             profiles: list[tuple[str, int, Path]] = []
             for n, _pacer, name, tokens in plan:
                 if bare is not None and args.bare and n not in bare_p99:
-                    r, _ = _measured(bare.run, n, args.seconds, args.rate, args.start_spread_s)
+                    r, _ = _measured(bare.run, n, args.seconds, args.rate, args.start_spread_s,
+                                     pid=bare.proc.pid, frames=n * int(args.seconds * args.rate))
                     bare_p99[n] = r["s99"]
                     print(_row("bare", n, r, None), flush=True)
                 profile = (daphne.pid, Path(args.py_spy) / f"{name.replace('/', '-')}-{n}.txt") if (
                     args.py_spy and n == max(sizes) and _py_spy()) else None
-                r, streams = _measured(_run_streams, url, tokens, args, args.seconds, profile)
+                r, streams = _measured(_run_streams, url, tokens, args, args.seconds, profile, pid=daphne.pid,
+                                       frames=n * int(args.seconds * args.rate))
                 print(_row(name, n, r, bare_p99.get(n)), flush=True)
                 for line in _notes(streams, log):
                     print(line)
@@ -562,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"\npy-spy, Daphne process, {name} pacer, N={n} ({raw}):")
                 print("\n".join(profile_summary(raw) if raw.exists() else ["  (no profile written)"]))
             if args.capacity:
-                _print_capacity(args, sizes, url, pool, log)
+                _print_capacity(args, sizes, url, pool, log, daphne.pid)
         finally:
             if bare is not None:
                 bare.close()
@@ -570,12 +585,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _print_capacity(args, sizes: list[int], url: str, pool: list[tuple[str, bool]], log: Path) -> None:
+def _print_capacity(args, sizes: list[int], url: str, pool: list[tuple[str, bool]], log: Path,
+                    daphne_pid: int) -> None:
     print(f"\ncapacity probes: shared pacer, {args.capacity_seconds:g} s streams, target server p99 <= "
           f"{args.capacity_p99_ms:g} ms with every stream complete")
 
     def probe(n: int) -> dict:
-        r, streams = _measured(_run_streams, url, pool[:n], args, args.capacity_seconds)
+        r, streams = _measured(_run_streams, url, pool[:n], args, args.capacity_seconds, pid=daphne_pid,
+                               frames=n * int(args.capacity_seconds * args.rate))
         print(_row("shared", n, r, None), flush=True)
         for line in _notes(streams, log):
             print(line)
