@@ -5,10 +5,12 @@ from ``t0`` for every frame and never from the previous send, so however late a 
 deadlines do not move (no drift). The heap holds at most one entry per stream (its next frame), so a process
 pacing N streams keeps N small entries, whatever the streams' lengths.
 
-The owner pops what is due (``pop_due(now)``), sends it, and then ``advance``\\ s the stream, which puts its next
-frame in the heap (or reports it finished). A stream whose send is still in progress therefore has no entry and
-cannot send its next frame out of order; its frames that fell due meanwhile are popped at once when it advances.
-Removing a stream (a stop, a closed socket) takes effect immediately: its stale entry is skipped when reached.
+The owner hands ``run_due(now, send)`` the time of a wake-up; every frame due by then goes to ``send`` in deadline
+order, and each stream's next frame takes its place in the heap as soon as ``send`` returns (one sift per
+frame). A send that goes on in the background (``send`` returns None) leaves its stream without an entry until
+``advance(key)``, so that stream cannot send its next frame out of order while the others go on; its frames that
+fell due meanwhile are handed over at the next wake-up after it advances. Removing a stream (a stop, a closed
+socket) takes effect immediately, also from inside ``send``: its stale entry is skipped when reached.
 
 Pure: no clock, no event loop, no Django; the caller passes ``now``, which makes every guarantee testable with a
 simulated clock (tests/playback/core/test_deadlines.py).
@@ -18,17 +20,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Hashable, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Hashable, Sequence
 
-
-class Due(NamedTuple):
-    """Frame ``seq`` of stream ``key`` was due at ``due_ms`` (ms after the stream's start), ``deadline`` in s."""
-
-    key: Hashable
-    seq: int
-    due_ms: float
-    deadline: float
+SendDue = Callable[[Hashable, int, float], "bool | None"]
 
 
 class _Track:
@@ -81,37 +75,70 @@ class DeadlineHeap:
             heapq.heappop(heap)
         return heap[0][0] if heap else None
 
-    def pop_due(self, now: float) -> Due | None:
-        """The earliest frame due at or before ``now``, taken out of the heap; None when none is due yet.
+    def run_due(self, now: float, send: SendDue) -> int:
+        """Call ``send(key, seq, due_ms)`` for every frame due at or before ``now`` (``due_ms``: ms after the
+        stream's start), earliest deadline first, ties in the order the streams were added; returns how many.
 
-        The stream then has no entry until ``advance(key)``: its next frame cannot be popped before this one
-        was handled."""
+        ``send`` returns True once the frame was sent (the stream's next frame is scheduled, or the stream is
+        done after its last), None when the send goes on elsewhere (the stream waits for ``advance(key)``);
+        a stream ``remove``\\ d meanwhile, from inside ``send`` too, is left alone whatever it returns."""
         heap = self._heap
+        order = self._order
+        count = 0
         while heap:
             entry = heap[0]
-            if not self._current(entry):
+            deadline, _, track, seq = entry
+            if not track.live or track.seq != seq:
                 heapq.heappop(heap)
                 continue
-            if entry[0] > now:
-                return None
-            heapq.heappop(heap)
-            track = entry[2]
-            return Due(track.key, track.seq, track.t_ms[track.seq], entry[0])
-        return None
+            if deadline > now:
+                break
+            sent = send(track.key, seq, track.t_ms[seq])
+            count += 1
+            if not track.live:
+                continue  # removed by send: its entry is stale now
+            if sent is None:
+                self._take_out(entry)
+                track.seq = -1 - seq  # held: no entry, and none of its old ones is current
+                continue
+            seq += 1
+            if seq >= len(track.t_ms):
+                self._finish(track)
+                continue
+            track.seq = seq
+            new = (track.t0 + track.t_ms[seq] / 1000.0, next(order), track, seq)
+            if heap[0] is entry:
+                heapq.heapreplace(heap, new)
+            else:  # send added something earlier: the old entry is stale (its seq moved on)
+                heapq.heappush(heap, new)
+        return count
 
     def advance(self, key: Hashable) -> bool:
-        """The popped frame of ``key`` was handled: schedule its next one. False (and the stream is gone) when
-        that was its last frame or the stream was removed meanwhile."""
+        """The send ``run_due`` left going on for ``key`` has ended: schedule the stream's next frame. False (and
+        the stream is gone) when that was its last frame, or when the stream was removed meanwhile."""
         track = self._tracks.get(key)
         if track is None:
             return False
-        track.seq += 1
+        if track.seq >= 0:
+            raise ValueError(f"stream {key!r} has no send going on")
+        track.seq = -track.seq  # the held frame's seq + 1
         if track.seq >= len(track.t_ms):
-            del self._tracks[key]
-            track.live = False
+            self._finish(track)
             return False
         self._push(track)
         return True
+
+    def _finish(self, track: _Track) -> None:
+        del self._tracks[track.key]
+        track.live = False
+
+    def _take_out(self, entry: tuple) -> None:
+        heap = self._heap
+        if heap and heap[0] is entry:
+            heapq.heappop(heap)
+        else:
+            heap.remove(entry)
+            heapq.heapify(heap)
 
     def _push(self, track: _Track) -> None:
         deadline = track.t0 + track.t_ms[track.seq] / 1000.0

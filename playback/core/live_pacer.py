@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from typing import Any
 
 from playback.core import pacer as task_pacer
-from playback.core.deadlines import DeadlineHeap, Due
+from playback.core.deadlines import DeadlineHeap
 from playback.core.pacer import PaceResult, SendFn
 
 DoneFn = Callable[[PaceResult], Awaitable[None]]
@@ -34,12 +34,13 @@ DoneFn = Callable[[PaceResult], Awaitable[None]]
 class LiveStream:
     """One stream in the shared pacer: what it sends through and what it sent (``result``, filled in place)."""
 
-    __slots__ = ("t0", "send", "is_open", "result", "on_done", "in_flight", "finishing", "finished", "gone",
-                 "__weakref__")
+    __slots__ = ("t0", "last", "send", "is_open", "result", "on_done", "in_flight", "finishing", "finished",
+                 "gone", "__weakref__")
 
-    def __init__(self, t0: float, send: SendFn, is_open: Callable[[], bool], result: PaceResult,
+    def __init__(self, t0: float, frames: int, send: SendFn, is_open: Callable[[], bool], result: PaceResult,
                  on_done: DoneFn | None) -> None:
-        self.t0, self.send, self.is_open, self.result, self.on_done = t0, send, is_open, result, on_done
+        self.t0, self.last, self.send, self.is_open, self.result, self.on_done = (
+            t0, frames - 1, send, is_open, result, on_done)
         self.in_flight: asyncio.Task | None = None  # a send that suspended, finishing in its own task
         self.finishing: asyncio.Task | None = None  # on_done, once the stream ended by itself
         self.finished = False  # no frame of it is sent any more
@@ -97,8 +98,8 @@ class SharedPacer:
               result: PaceResult | None = None, on_done: DoneFn | None = None) -> LiveStream:
         """Pace frame ``i`` through ``send(i, late_ms)`` at ``t_ms[i]`` ms from now; ``on_done(result)`` once the
         stream ends by itself (complete, closed or send failed), not when it is stopped."""
-        stream = LiveStream(self._loop.time(), send, is_open, result if result is not None else PaceResult(),
-                            on_done)
+        stream = LiveStream(self._loop.time(), len(t_ms), send, is_open,
+                            result if result is not None else PaceResult(), on_done)
         self._streams.add(stream)
         if self._heap.add(stream, t_ms, stream.t0):
             self._arm()
@@ -146,49 +147,50 @@ class SharedPacer:
         the loop has polled its sockets (a stop or a ping is never starved)."""
         self._timer = None
         self.wakes += 1
-        now = self._loop.time()
-        pop = self._heap.pop_due
         try:
-            while (due := pop(now)) is not None:
-                self._send(due)
+            self._heap.run_due(self._loop.time(), self._send)
         finally:
             self._arm()
 
     # --- one frame ---------------------------------------------------------------------------------------
 
-    def _send(self, due: Due) -> None:
-        stream: LiveStream = due.key  # type: ignore[assignment]
+    def _send(self, stream: LiveStream, seq: int, due_ms: float) -> bool | None:
+        """Send one frame through its stream's own ``send``: True once sent, None when the send suspended (it
+        finishes in a task), False when the stream ended here."""
         if not stream.is_open():
             self._end(stream, "closed")
-            return
+            return False
         sent_ms = (self._loop.time() - stream.t0) * 1000.0
         try:
-            coro = stream.send(due.seq, sent_ms - due.due_ms)
+            coro = stream.send(seq, sent_ms - due_ms)
             pending = coro.send(None)  # type: ignore[attr-defined]
         except StopIteration:
-            self._sent(stream, due.due_ms, sent_ms)
-            return
+            stream.result.scheduled_ms.append(due_ms)
+            stream.result.sent_ms.append(sent_ms)
+            if seq == stream.last:
+                self._end(stream, "complete")
+            return True
         except Exception:  # noqa: BLE001 - any failed send means the socket is gone: stop pacing it
             self._end(stream, "send failed")
-            return
+            return False
         task = self._loop.create_task(_finish_send(coro, pending), name="playback-pacer-send")  # type: ignore[arg-type]
         stream.in_flight = task
-        task.add_done_callback(lambda t: self._sent_later(stream, t, due.due_ms, sent_ms))
+        task.add_done_callback(lambda t: self._sent_later(stream, t, seq, due_ms, sent_ms))
+        return None
 
-    def _sent(self, stream: LiveStream, due_ms: float, sent_ms: float) -> None:
-        stream.result.scheduled_ms.append(due_ms)
-        stream.result.sent_ms.append(sent_ms)
-        if not self._heap.advance(stream) and not stream.finished:
-            self._end(stream, "complete")
-
-    def _sent_later(self, stream: LiveStream, task: asyncio.Task, due_ms: float, sent_ms: float) -> None:
+    def _sent_later(self, stream: LiveStream, task: asyncio.Task, seq: int, due_ms: float, sent_ms: float) -> None:
         stream.in_flight = None
         if stream.finished or task.cancelled():
             return
         if task.exception() is not None:
             self._end(stream, "send failed")
             return
-        self._sent(stream, due_ms, sent_ms)
+        stream.result.scheduled_ms.append(due_ms)
+        stream.result.sent_ms.append(sent_ms)
+        if seq == stream.last:
+            self._end(stream, "complete")
+            return
+        self._heap.advance(stream)
         self._arm()
 
     def _end(self, stream: LiveStream, reason: str) -> None:
