@@ -77,7 +77,9 @@ class DeadlineHeap:
 
     def run_due(self, now: float, send: SendDue) -> int:
         """Call ``send(key, seq, due_ms)`` for every frame due at or before ``now`` (``due_ms``: ms after the
-        stream's start), earliest deadline first, ties in the order the streams were added; returns how many.
+        stream's start), streams in the order of their earliest due frame (ties: the order they were added);
+        returns how many. A stream with several frames overdue (a late wake-up) sends them back to back, as a
+        stream's own task would: one heap sift per stream, and its socket is written while it is warm.
 
         ``send`` returns True once the frame was sent (the stream's next frame is scheduled, or the stream is
         done after its last), None when the send goes on elsewhere (the stream waits for ``advance(key)``);
@@ -93,20 +95,28 @@ class DeadlineHeap:
                 continue
             if deadline > now:
                 break
-            sent = send(track.key, seq, track.t_ms[seq])
-            count += 1
+            t_ms, t0, key = track.t_ms, track.t0, track.key
+            last = len(t_ms) - 1
+            while True:  # this stream's frames that are already overdue go out back to back, in order
+                sent = send(key, seq, t_ms[seq])
+                count += 1
+                if not track.live or sent is None or seq == last:
+                    break
+                seq += 1
+                deadline = t0 + t_ms[seq] / 1000.0
+                if deadline > now:
+                    break
             if not track.live:
                 continue  # removed by send: its entry is stale now
             if sent is None:
                 self._take_out(entry)
                 track.seq = -1 - seq  # held: no entry, and none of its old ones is current
                 continue
-            seq += 1
-            if seq >= len(track.t_ms):
-                self._finish(track)
+            if seq == last and deadline <= now:
+                self._finish(track)  # its last frame went out
                 continue
             track.seq = seq
-            new = (track.t0 + track.t_ms[seq] / 1000.0, next(order), track, seq)
+            new = (deadline, next(order), track, seq)
             if heap[0] is entry:
                 heapq.heapreplace(heap, new)
             else:  # send added something earlier: the old entry is stale (its seq moved on)
