@@ -376,6 +376,16 @@ def _run_streams(url: str, tokens: list[tuple[str, bool]], args, seconds: float,
     return _summarise(streams, int(seconds * args.rate)), streams
 
 
+def _normal_priority() -> None:
+    """py-spy samples at the server's priority: from this process's ``SCHED_IDLE`` class it would sample only
+    while a core is idle, that is mostly while the server waits (root may return to the normal class)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        os.nice(-os.nice(0))
+    except (OSError, AttributeError):
+        pass
+
+
 def _py_spy() -> str | None:
     return shutil.which("py-spy", path=os.pathsep.join((str(BIN), os.environ.get("PATH", ""))))
 
@@ -387,7 +397,7 @@ def _profile_later(pid: int, out: Path, at: float, seconds: float) -> None:
     def record() -> None:
         subprocess.run([_py_spy() or "py-spy", "record", "--pid", str(pid), "--duration", str(max(1, int(seconds))),
                         "--rate", "100", "--nonblocking", "--idle", "--format", "raw", "--output", str(out)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, preexec_fn=_normal_priority)
 
     threading.Timer(max(0.0, at - time.monotonic()), record).start()
 
