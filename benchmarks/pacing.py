@@ -1,8 +1,21 @@
-"""Live pacing under load: N concurrent 40 tokens/s streams against one Daphne process, absolute-deadline pacer
-side by side with the naive ``await asyncio.sleep(interval)`` pacer, in the same run.
+"""Live pacing under load: N concurrent 40 tokens/s streams against one Daphne process, each pacer side by side
+with a bare asyncio loop (absolute deadlines, no sockets) in the same run, one stalled client among N, and the
+streams-per-process capacity at server p99 <= 5 ms.
 
-    .venv/bin/python benchmarks/pacing.py --n 50,200,500 --seconds 60
-    .venv/bin/python benchmarks/pacing.py --n 20 --seconds 5          # smoke test
+    .venv/bin/python benchmarks/pacing.py --n 200,500 --seconds 20 --pacers shared,absolute
+    .venv/bin/python benchmarks/pacing.py --n 20 --seconds 5 --no-capacity          # smoke test
+
+Pacers (``--pacers``, a playback's ``config.pacer``): ``shared`` (the default for live playback: one pacer per
+process, one timer for every stream's next deadline, ``playback/core/live_pacer.py``), ``absolute`` (one task and
+one timer per stream, the previous default) and ``naive`` (``await asyncio.sleep(interval)``, which drifts). The
+``bare`` rows run N asyncio tasks with absolute deadlines and no sockets in a separate process at the server's
+priority: what the machine's scheduling noise alone costs, the floor the ``x bare`` column divides by. The
+``/slow`` row (``--slow-n``, default the largest N) paces one stream among N to a client that stops reading after
+a few frames (a 4 KiB receive buffer and 32 KiB frames, so the kernel's buffers fill within seconds and the
+server has to hold the rest) and reads everything once the others have ended; its lateness columns are the other
+N-1 streams', and it counts as complete only if the stalled client then got every frame in order. The capacity
+(``--capacity``) probes the shared pacer at growing N (``--capacity-seconds`` long streams) and then bisects:
+the largest N with every stream complete and server p99 <= ``--capacity-p99-ms``.
 
 Starts its own Daphne: the embedded mode (SQLite in a temporary PACELAB_VAR_DIR) unless DATABASE_URL is set,
 then that database (and REDIS_URL if set). Client lateness is measured at the client as
@@ -20,7 +33,8 @@ processes so they are not the bottleneck; on a small machine they share the core
 and in the ``SCHED_IDLE`` class (``--no-client-idle`` to turn it off), which the kernel preempts as soon as the
 server wakes up, as if the clients ran on another machine; ``--client-nice 0 --no-client-idle`` lets them
 compete. ``busy`` is how much of the machine's CPU the run used and ``steal`` how much the hypervisor
-took: on a shared virtual machine a run with several % steal shows tens of ms that are not the server's.
+took: on a shared virtual machine a run with several % steal shows tens of ms that are not the server's; ``load``
+is the machine's 1-minute load average at the end of the row (other jobs on the same cores).
 """
 
 from __future__ import annotations
@@ -30,6 +44,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import statistics
@@ -112,34 +127,56 @@ def _stop(proc: subprocess.Popen) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _create_playbacks(n: int, seconds: float, rate: float, pacer: str) -> list[str]:
+SLOW_PIECE_CHARS = 32 * 1024  # the stalled client's frames: its kernel buffers fill within seconds
+SLOW_RCVBUF = 4096
+
+
+def _create_playbacks(n: int, seconds: float, rate: float, pacer: str, slow: int = 0) -> list[tuple[str, bool]]:
+    """``n`` live playbacks as (token, stalled): the last ``slow`` of them carry 32 KiB frames for a client that
+    stops reading."""
     from playback.core.stream import Piece, Stream
     from playback.services.delivery import playback_create
 
     interval = 1000.0 / rate
-    stream = Stream(tuple(Piece("tok ", i * interval) for i in range(int(seconds * rate))))
-    return [playback_create(stream=stream, mode="live", config={"pacer": pacer}).token for _ in range(n)]
+    count = int(seconds * rate)
+    stream = Stream(tuple(Piece("tok ", i * interval) for i in range(count)))
+    big = Stream(tuple(Piece("x" * SLOW_PIECE_CHARS, i * interval) for i in range(count))) if slow else stream
+    return [(playback_create(stream=big if k >= n - slow else stream, mode="live", config={"pacer": pacer}).token,
+             k >= n - slow) for k in range(n)]
 
 
-async def _one_stream(url: str, token: str, start_at: float) -> dict:
+async def _one_stream(url: str, token: str, start_at: float, stall_s: float | None = None) -> dict:
     """One participant's socket; a failed connection is reported (not raised) so the run still prints."""
     try:
+        if stall_s is not None:
+            return await _play_stalled(url, token, start_at, stall_s)
         return await _play_one(url, token, start_at)
     except Exception as exc:  # noqa: BLE001 - any failure is one incomplete stream in the table
-        return {"t_ms": [], "arrival": [], "server_late": [], "end": {"error": f"{type(exc).__name__}: {exc}"}}
+        return {"t_ms": [], "arrival": [], "server_late": [], "end": {"error": f"{type(exc).__name__}: {exc}"},
+                "slow": stall_s is not None}
+
+
+async def _start_when(ws, start_at: float) -> bool:
+    """Bind, wait for the common start, start; True when the socket was ready too late."""
+    wait = start_at - time.monotonic()  # one clock for all processes: CLOCK_MONOTONIC
+    await asyncio.sleep(max(wait, 0.0))
+    await ws.send(json.dumps({"type": "start"}))
+    return wait < 0
+
+
+async def _hello(ws, token: str) -> None:
+    await ws.send(json.dumps({"type": "hello", "token": token}))
+    ready = json.loads(await ws.recv())
+    if ready["type"] != "ready":
+        raise RuntimeError(f"hello refused: {ready}")
 
 
 async def _play_one(url: str, token: str, start_at: float) -> dict:
     import websockets
 
     async with websockets.connect(url, origin="http://127.0.0.1", max_queue=None) as ws:
-        await ws.send(json.dumps({"type": "hello", "token": token}))
-        ready = json.loads(await ws.recv())
-        if ready["type"] != "ready":
-            raise RuntimeError(f"hello refused: {ready}")
-        wait = start_at - time.monotonic()  # one clock for all processes: CLOCK_MONOTONIC
-        await asyncio.sleep(max(wait, 0.0))
-        await ws.send(json.dumps({"type": "start"}))
+        await _hello(ws, token)
+        late_ready = await _start_when(ws, start_at)
         loop = asyncio.get_running_loop()
         t_ms, arrival, late = [], [], []
         while True:
@@ -150,7 +187,32 @@ async def _play_one(url: str, token: str, start_at: float) -> dict:
             t_ms.append(msg["t_ms"])
             arrival.append(now)
             late.append(msg["late_ms"])
-    return {"t_ms": t_ms, "arrival": arrival, "server_late": late, "end": msg, "late_ready": wait < 0}
+    return {"t_ms": t_ms, "arrival": arrival, "server_late": late, "end": msg, "late_ready": late_ready}
+
+
+async def _play_stalled(url: str, token: str, start_at: float, stall_s: float) -> dict:
+    """A client that reads five frames, then nothing for ``stall_s`` (a small receive buffer, a bounded queue:
+    the server's writes back up), then everything: did every frame arrive, in order?"""
+    import websockets
+
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SLOW_RCVBUF)
+    sock.connect((host, int(port)))
+    sock.setblocking(False)
+    async with websockets.connect(url, sock=sock, origin="http://127.0.0.1", max_queue=4, max_size=None) as ws:
+        await _hello(ws, token)
+        late_ready = await _start_when(ws, start_at)
+        seqs = [json.loads(await ws.recv())["seq"] for _ in range(5)]
+        await asyncio.sleep(stall_s)
+        while True:
+            msg = json.loads(await ws.recv())
+            if msg["type"] != "frame":
+                break
+            seqs.append(msg["seq"])
+    ok = msg.get("reason") == "complete" and seqs == list(range(len(seqs))) and len(seqs) == msg.get("frames")
+    return {"t_ms": [], "arrival": [], "server_late": [], "end": msg, "late_ready": late_ready, "slow": True,
+            "slow_ok": ok, "slow_frames": len(seqs)}
 
 
 def _yield_cpu(nice: int, idle: bool) -> None:
@@ -165,18 +227,28 @@ def _yield_cpu(nice: int, idle: bool) -> None:
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
-def _client_worker(url: str, tokens: list[str], spread_s: float, nice: int = 0, start_at: float = 0.0,
-                   idle: bool = True) -> list[dict]:
+def _client_worker(url: str, tokens: list[tuple[str, bool]], spread_s: float, nice: int = 0, start_at: float = 0.0,
+                   idle: bool = True, stall_s: float = 0.0) -> list[dict]:
     _yield_cpu(nice, idle)  # the load generator yields the shared cores to the server under test
+
     async def run() -> list[dict]:
-        return await asyncio.gather(*(_one_stream(url, t, start_at + random.uniform(0, spread_s)) for t in tokens))
+        return await asyncio.gather(*(_one_stream(url, t, start_at + random.uniform(0, spread_s),
+                                                  stall_s if slow else None) for t, slow in tokens))
 
     return asyncio.run(run())
+
+
+def _drift(late: list[float]) -> float:
+    k = min(10, len(late))
+    return statistics.median(late[-k:]) - statistics.median(late[:k])
 
 
 def _summarise(streams: list[dict], expected: int) -> dict[str, float]:
     client, server, drifts, complete = [], [], [], 0
     for s in streams:
+        if s.get("slow"):
+            complete += bool(s.get("slow_ok"))
+            continue
         complete += s["end"].get("reason") == "complete" and len(s["t_ms"]) == expected
         if not s["t_ms"]:
             continue
@@ -184,20 +256,233 @@ def _summarise(streams: list[dict], expected: int) -> dict[str, float]:
         late = [(a - a0) - (t - t0) for a, t in zip(s["arrival"], s["t_ms"], strict=True)]
         client.extend(late)
         server.extend(s["server_late"])
-        k = min(10, len(late))
-        drifts.append(statistics.median(late[-k:]) - statistics.median(late[:k]))
+        drifts.append(_drift(late))
+    nan = float("nan")
     return {
         "complete": complete,
-        "c50": _percentile(client, 50), "c99": _percentile(client, 99), "cmax": max(client),
-        "drift": statistics.median(drifts), "drift_max": max(drifts),
-        "s50": _percentile(server, 50), "s99": _percentile(server, 99), "smax": max(server),
+        "c50": _percentile(client, 50) if client else nan, "c99": _percentile(client, 99) if client else nan,
+        "cmax": max(client, default=nan),
+        "drift": statistics.median(drifts) if drifts else nan, "drift_max": max(drifts, default=nan),
+        "s50": _percentile(server, 50) if server else nan, "s99": _percentile(server, 99) if server else nan,
+        "smax": max(server, default=nan),
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+# --- the bare loop: absolute deadlines, no sockets, at the server's priority --------------------------------
+
+
+async def _bare_stream(t_ms: list[float], start_delay: float) -> list[float]:
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(start_delay)
+    t0 = loop.time()
+    late = []
+    for due in t_ms:
+        delay = t0 + due / 1000.0 - loop.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        late.append((loop.time() - t0) * 1000.0 - due)
+    return late
+
+
+def _bare_run(n: int, seconds: float, rate: float, spread_s: float) -> dict:
+    t_ms = [i * 1000.0 / rate for i in range(int(seconds * rate))]
+
+    async def run() -> list[list[float]]:
+        return await asyncio.gather(*(_bare_stream(t_ms, random.uniform(0, spread_s)) for _ in range(n)))
+
+    streams = asyncio.run(run())
+    server = [x for s in streams for x in s]
+    drifts = [_drift(s) for s in streams]
+    return {"complete": n, "s50": _percentile(server, 50), "s99": _percentile(server, 99), "smax": max(server),
+            "drift": statistics.median(drifts), "drift_max": max(drifts)}
+
+
+def _bare_server() -> int:
+    """``--bare-server``: answer one JSON line of ``_bare_run`` arguments per request, until stdin closes.
+    Started before the benchmark lowers its own priority, so it runs at the server's."""
+    for line in sys.stdin:
+        print(json.dumps(_bare_run(**json.loads(line))), flush=True)
+    return 0
+
+
+class Bare:
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--bare-server"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+
+    def run(self, n: int, seconds: float, rate: float, spread_s: float) -> dict:
+        self.proc.stdin.write(json.dumps({"n": n, "seconds": seconds, "rate": rate, "spread_s": spread_s}) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(10)
+
+
+# --- the table ------------------------------------------------------------------------------------------------
+
+HEADER = (f"{'pacer':<13}{'N':>5}{'complete':>10} | {'client p50':>10}{'p99':>8}{'max':>8}"
+          f"{'drift':>8}{'drift max':>10} | {'server p50':>10}{'p99':>8}{'max':>8}{'x bare':>8} |"
+          f"{'us/frame':>9} | {'busy':>5}{'steal':>7}{'load':>6}")
+
+
+def _row(name: str, n: int, r: dict, bare_p99: float | None) -> str:
+    ratio = f"{r['s99'] / bare_p99:>8.1f}" if bare_p99 and name != "bare" else f"{'':>8}"
+    client = (f"{r['c50']:>10.1f}{r['c99']:>8.1f}{r['cmax']:>8.1f}" if "c50" in r else f"{'-':>10}{'-':>8}{'-':>8}")
+    done = f"{r['complete']}/{n}"
+    return (f"{name:<13}{n:>5}{done:>10} | {client}{r['drift']:>8.1f}"
+            f"{r['drift_max']:>10.1f} | {r['s50']:>10.1f}{r['s99']:>8.1f}{r['smax']:>8.1f}{ratio}"
+            f"{r['cpu_us']:>9.1f} | {r['busy']:>4.0f}%{r['steal']:>6.1f}%{r['load']:>6.2f}")
+
+
+def _process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/PID/stat)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _measured(fn, *a, pid: int, frames: int) -> tuple[dict, list[dict]]:
+    """``fn``'s summary and its streams, with the machine's busy and steal shares, the load average and the
+    server's CPU per frame (``us/frame``: process ``pid``'s CPU over the row, handshakes included, divided by
+    the ``frames`` the row paces; unlike lateness it hardly depends on what else runs on the machine)."""
+    cpu0, proc0 = _cpu_times(), _process_cpu_s(pid)
+    out = fn(*a)
+    r, streams = out if isinstance(out, tuple) else (out, [])
+    r["busy"], r["steal"] = _cpu_share(cpu0, _cpu_times())
+    r["cpu_us"] = 1e6 * (_process_cpu_s(pid) - proc0) / max(1, frames)
+    r["load"] = os.getloadavg()[0]
+    return r, streams
+
+
+def _run_streams(url: str, tokens: list[tuple[str, bool]], args, seconds: float,
+                 profile: tuple[int, Path] | None = None) -> tuple[dict, list[dict]]:
+    n = len(tokens)
+    procs = max(1, min(args.client_procs, n))
+    chunks = [tokens[i::procs] for i in range(procs)]
+    start_at = time.monotonic() + (args.connect_s if args.connect_s is not None else 2 + n / 100)
+    if profile is not None:
+        _profile_later(profile[0], profile[1], start_at + args.start_spread_s, seconds)
+    stall_s = seconds + args.start_spread_s + 2.0  # the stalled client reads again once the others have ended
+    with ProcessPoolExecutor(procs) as pool:
+        results = pool.map(_client_worker, [url] * procs, chunks, [args.start_spread_s] * procs,
+                           [args.client_nice] * procs, [start_at] * procs, [args.client_idle] * procs,
+                           [stall_s] * procs)
+        streams = [s for chunk in results for s in chunk]
+    return _summarise(streams, int(seconds * args.rate)), streams
+
+
+def _normal_priority() -> None:
+    """py-spy samples at the server's priority: from this process's ``SCHED_IDLE`` class it would sample only
+    while a core is idle, that is mostly while the server waits (root may return to the normal class)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        os.nice(-os.nice(0))
+    except (OSError, AttributeError):
+        pass
+
+
+def _py_spy() -> str | None:
+    return shutil.which("py-spy", path=os.pathsep.join((str(BIN), os.environ.get("PATH", ""))))
+
+
+def _profile_later(pid: int, out: Path, at: float, seconds: float) -> None:
+    """Sample the server with py-spy while every stream plays (from ``at``, for ``seconds``), in the background."""
+    import threading
+
+    def record() -> None:
+        subprocess.run([_py_spy() or "py-spy", "record", "--pid", str(pid), "--duration", str(max(1, int(seconds))),
+                        "--rate", "100", "--nonblocking", "--idle", "--format", "raw", "--output", str(out)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, preexec_fn=_normal_priority)
+
+    threading.Timer(max(0.0, at - time.monotonic()), record).start()
+
+
+def _frame_name(frame: str) -> str:
+    """``send (daphne/ws_protocol.py:251)`` -> ``daphne/ws_protocol.py:send``."""
+    name, _, where = frame.partition(" (")
+    path = where.rstrip(")").rsplit(":", 1)[0]
+    for marker in ("site-packages/", "lib/python3.11/"):
+        path = path.split(marker, 1)[-1]
+    return f"{path.replace(str(ROOT) + '/', '')}:{name}"
+
+
+def profile_summary(raw: Path, top: int = 14) -> list[str]:
+    """py-spy's collapsed stacks of the event-loop thread as two short tables, in % of the run's wall time
+    (idle samples included): the functions the loop was in (inclusive) and the ones it was *at* (self).
+    ``select`` is the loop waiting for work, so 100 % minus that is how busy the loop was. The ORM's worker
+    threads are counted apart (they hold the interpreter lock only between their database calls)."""
+    inclusive: dict[str, int] = {}
+    own: dict[str, int] = {}
+    total = threads = 0
+    for line in raw.read_text(errors="replace").splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        frames = [_frame_name(f) for f in stack.split(";")]
+        if not frames[0].endswith(":<module>"):
+            threads += int(count) if not any("Condition.wait" in f or "_queue" in f for f in frames[-3:]) else 0
+            continue
+        k = int(count)
+        total += k
+        for name in set(frames[1:]):
+            inclusive[name] = inclusive.get(name, 0) + k
+        own[frames[-1]] = own.get(frames[-1], 0) + k
+    if not total:
+        return ["  (py-spy recorded no samples)"]
+    idle = sum(v for name, v in own.items() if name.endswith(("EpollSelector.select", ":poll")))
+    out = [f"  event loop: {total} samples, busy {100 * (total - idle) / total:.0f} % of the time; worker threads "
+           f"busy {threads} samples ({100 * threads / total:.0f} %)", "  inclusive %:"]
+    out += [f"    {100 * v / total:5.1f}  {name}" for name, v in sorted(inclusive.items(), key=lambda x: -x[1])[:top]]
+    out.append("  self %:")
+    out += [f"    {100 * v / total:5.1f}  {name}" for name, v in sorted(own.items(), key=lambda x: -x[1])[:top]]
+    return out
+
+
+def _notes(streams: list[dict], log: Path) -> list[str]:
+    out = []
+    late_ready = sum(bool(s.get("late_ready")) for s in streams)
+    if late_ready:
+        out.append(f"  {late_ready} socket(s) were not ready when the streams started (raise --connect-s)")
+    for s in streams:
+        if s.get("slow") and not s.get("slow_ok"):
+            out.append(f"  the stalled client got {s.get('slow_frames', 0)} frame(s), end {s['end']}")
+    errors = sorted({s["end"]["error"] for s in streams if "error" in s["end"]})
+    if errors:
+        out.append(f"  {sum('error' in s['end'] for s in streams)} stream(s) failed: {'; '.join(errors)[:300]}")
+        out.append("  daphne log (last lines): " + " | ".join(log.read_text(errors="replace").splitlines()[-5:]))
+    return out
+
+
+def _capacity(probe, args, first: int) -> tuple[int, bool]:
+    """The largest N with every stream complete and server p99 within the target: grow by ``--capacity-step``
+    until a probe fails, then bisect down to ``--capacity-resolution`` streams."""
+    def ok(r: dict, n: int) -> bool:
+        return r["complete"] == n and r["s99"] <= args.capacity_p99_ms
+
+    good, bad = 0, None
+    n = first
+    while n <= args.capacity_max:
+        r = probe(n)
+        if not ok(r, n):
+            bad = n
+            break
+        good, n = n, n + args.capacity_step
+    while bad is not None and bad - good > args.capacity_resolution:
+        n = (good + bad) // 2
+        r = probe(n)
+        good, bad = (n, bad) if ok(r, n) else (good, n)
+    return good, bad is not None
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", default="50,200,500", help="concurrent streams, comma-separated")
-    parser.add_argument("--seconds", type=float, default=60.0, help="length of each stream")
+    parser.add_argument("--n", default="200,500", help="concurrent streams, comma-separated")
+    parser.add_argument("--seconds", type=float, default=20.0, help="length of each stream")
     parser.add_argument("--rate", type=float, default=40.0, help="tokens per second")
     parser.add_argument("--client-procs", type=int, default=2, help="client processes")
     parser.add_argument("--client-nice", type=int, default=10,
@@ -206,11 +491,48 @@ def main(argv: list[str] | None = None) -> int:
                         help="the streams start at random within this many seconds of each other")
     parser.add_argument("--client-idle", action=argparse.BooleanOptionalAction, default=True,
                         help="run the clients in the SCHED_IDLE class (preempted at once by the server)")
-    parser.add_argument("--pacers", default="absolute,naive", help="pacers to run, comma-separated")
+    parser.add_argument("--pacers", default="shared,absolute",
+                        help="pacers to run, comma-separated: shared (the default for live playback), absolute, naive")
+    parser.add_argument("--bare", action=argparse.BooleanOptionalAction, default=True,
+                        help="a bare asyncio loop row (absolute deadlines, no sockets) before each N")
+    parser.add_argument("--slow-n", default=None,
+                        help="N (comma-separated) for the row with one stalled client among N, shared pacer "
+                             "(default: the largest --n; 0: none)")
+    parser.add_argument("--capacity", action=argparse.BooleanOptionalAction, default=True,
+                        help="search the streams-per-process capacity of the shared pacer")
+    parser.add_argument("--capacity-p99-ms", type=float, default=5.0, help="the capacity's server p99 target")
+    parser.add_argument("--capacity-seconds", type=float, default=10.0, help="stream length of a capacity probe")
+    parser.add_argument("--capacity-step", type=int, default=250, help="growth between capacity probes")
+    parser.add_argument("--capacity-resolution", type=int, default=50, help="bisect down to this many streams")
+    parser.add_argument("--capacity-max", type=int, default=2000, help="the largest N a capacity probe tries")
     parser.add_argument("--connect-s", type=float, default=None,
                         help="seconds for all sockets to connect before the streams start (default 2 + N/100)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--py-spy", metavar="DIR", default=None,
+                        help="profile the Daphne process with py-spy (if installed) during each pacer's row at the "
+                             "largest N, write the raw stacks to DIR and print a summary")
+    parser.add_argument("--bare-server", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def _raise_fd_limit() -> None:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.bare_server:
+        return _bare_server()
     sizes = [int(x) for x in args.n.split(",") if x.strip()]
+    pacers = [p for p in args.pacers.split(",") if p.strip()]
+    slow_sizes = ([int(x) for x in args.slow_n.split(",") if x.strip() and int(x)] if args.slow_n is not None
+                  else [max(sizes)])
+    _raise_fd_limit()
+    if args.py_spy:
+        Path(args.py_spy).mkdir(parents=True, exist_ok=True)
 
     with tempfile.TemporaryDirectory(prefix="pacelab-bench-") as tmp:
         env = _environment(Path(tmp) / "var")
@@ -222,48 +544,74 @@ def main(argv: list[str] | None = None) -> int:
         django.setup()
         from django.db import connections
 
-        plan = [(n, p, _create_playbacks(n, args.seconds, args.rate, p)) for n in sizes
-                for p in args.pacers.split(",")]
+        plan = []
+        for n in sizes:
+            plan += [(n, p, p, _create_playbacks(n, args.seconds, args.rate, p)) for p in pacers]
+            if n in slow_sizes:
+                plan.append((n, "shared", "shared/slow1", _create_playbacks(n, args.seconds, args.rate, "shared", 1)))
+        pool = (_create_playbacks(args.capacity_max, args.capacity_seconds, args.rate, "shared")
+                if args.capacity else [])
         connections.close_all()
         port = _free_port()
-        daphne = _start_daphne(port, env, Path(tmp) / "daphne.log")
+        log = Path(tmp) / "daphne.log"
+        daphne = _start_daphne(port, env, log)
+        bare = Bare() if args.bare else None
         _yield_cpu(args.client_nice, args.client_idle)  # this process gathers the clients' results: it yields too
         url = f"ws://127.0.0.1:{port}/ws/playback/"
         mode = "PostgreSQL" if os.environ.get("DATABASE_URL") else "embedded (SQLite)"
         print(f"{args.rate:g} tokens/s, {args.seconds:g} s streams, one Daphne process, {mode}, "
-              f"{args.client_procs} client process(es); lateness in ms")
-        header = (f"{'pacer':<9}{'N':>5}{'complete':>10} | {'client p50':>10}{'p99':>8}{'max':>8}"
-                  f"{'drift':>8}{'drift max':>10} | {'server p50':>10}{'p99':>8}{'max':>8} | {'busy':>6}{'steal':>7}")
-        print(header)
-        print("-" * len(header))
-        expected = int(args.seconds * args.rate)
+              f"{args.client_procs} client process(es), {os.cpu_count()} cores, load average "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; lateness in ms")
+        print(HEADER)
+        print("-" * len(HEADER))
         try:
-            for n, pacer_name, tokens in plan:
-                procs = max(1, min(args.client_procs, n))
-                chunks = [tokens[i::procs] for i in range(procs)]
-                cpu0 = _cpu_times()
-                start_at = time.monotonic() + (args.connect_s if args.connect_s is not None else 2 + n / 100)
-                with ProcessPoolExecutor(procs) as pool:
-                    results = pool.map(_client_worker, [url] * procs, chunks, [args.start_spread_s] * procs,
-                                       [args.client_nice] * procs, [start_at] * procs, [args.client_idle] * procs)
-                    streams = [s for chunk in results for s in chunk]
-                r = _summarise(streams, expected)
-                busy, steal = _cpu_share(cpu0, _cpu_times())
-                done = f"{r['complete']}/{n}"
-                print(f"{pacer_name:<9}{n:>5}{done:>10} | {r['c50']:>10.1f}{r['c99']:>8.1f}"
-                      f"{r['cmax']:>8.1f}{r['drift']:>8.1f}{r['drift_max']:>10.1f} | {r['s50']:>10.1f}"
-                      f"{r['s99']:>8.1f}{r['smax']:>8.1f} | {busy:>5.0f}%{steal:>6.1f}%", flush=True)
-                late_ready = sum(bool(s.get("late_ready")) for s in streams)
-                if late_ready:
-                    print(f"  {late_ready} socket(s) were not ready when the streams started (raise --connect-s)")
-                errors = sorted({s["end"]["error"] for s in streams if "error" in s["end"]})
-                if errors:
-                    print(f"  {sum('error' in s['end'] for s in streams)} stream(s) failed: {'; '.join(errors)[:300]}")
-                    print("  daphne log (last lines): " + " | ".join(
-                        (Path(tmp) / "daphne.log").read_text(errors="replace").splitlines()[-5:]))
+            bare_p99: dict[int, float] = {}
+            profiles: list[tuple[str, int, Path]] = []
+            for n, _pacer, name, tokens in plan:
+                if bare is not None and args.bare and n not in bare_p99:
+                    r, _ = _measured(bare.run, n, args.seconds, args.rate, args.start_spread_s,
+                                     pid=bare.proc.pid, frames=n * int(args.seconds * args.rate))
+                    bare_p99[n] = r["s99"]
+                    print(_row("bare", n, r, None), flush=True)
+                profile = (daphne.pid, Path(args.py_spy) / f"{name.replace('/', '-')}-{n}.txt") if (
+                    args.py_spy and n == max(sizes) and _py_spy()) else None
+                r, streams = _measured(_run_streams, url, tokens, args, args.seconds, profile, pid=daphne.pid,
+                                       frames=n * int(args.seconds * args.rate))
+                print(_row(name, n, r, bare_p99.get(n)), flush=True)
+                for line in _notes(streams, log):
+                    print(line)
+                if profile is not None:
+                    profiles.append((name, n, profile[1]))
+            for name, n, raw in profiles:
+                time.sleep(1.0)
+                print(f"\npy-spy, Daphne process, {name} pacer, N={n} ({raw}):")
+                print("\n".join(profile_summary(raw) if raw.exists() else ["  (no profile written)"]))
+            if args.capacity:
+                _print_capacity(args, sizes, url, pool, log, daphne.pid)
         finally:
+            if bare is not None:
+                bare.close()
             _stop(daphne)
     return 0
+
+
+def _print_capacity(args, sizes: list[int], url: str, pool: list[tuple[str, bool]], log: Path,
+                    daphne_pid: int) -> None:
+    print(f"\ncapacity probes: shared pacer, {args.capacity_seconds:g} s streams, target server p99 <= "
+          f"{args.capacity_p99_ms:g} ms with every stream complete")
+
+    def probe(n: int) -> dict:
+        r, streams = _measured(_run_streams, url, pool[:n], args, args.capacity_seconds, pid=daphne_pid,
+                               frames=n * int(args.capacity_seconds * args.rate))
+        print(_row("shared", n, r, None), flush=True)
+        for line in _notes(streams, log):
+            print(line)
+        return r
+
+    capacity, bounded = _capacity(probe, args, min(max(sizes), args.capacity_max))
+    top = "" if bounded else " or more"
+    print(f"capacity at server p99 <= {args.capacity_p99_ms:g} ms: {capacity}{top} streams per process "
+          f"({args.rate:g} tokens/s, shared pacer, load average {os.getloadavg()[0]:.2f})")
 
 
 if __name__ == "__main__":

@@ -1,17 +1,18 @@
 """The playback websocket (protocol in docs/protocol.md): binds a playback by token, delivers its frames as a
 schedule (prefetch) or paced one by one (live), answers clock pings and stores paint batches.
 
-A thin shell: ``playback.core.protocol`` validates and orders messages, ``playback.core.pacer`` paces, services write.
-The ORM runs off the event loop, one ``database_sync_to_async`` call per message. Live frames are sent by this
-consumer (never through the channel layer), and the pacing task is cancelled on ``stop`` and on disconnect and
+A thin shell: ``playback.core.protocol`` validates and orders messages, ``playback.core.live_pacer`` paces (by
+default the process's shared pacer, which calls this consumer's ``_send_frame`` when each frame is due), services
+write. The ORM runs off the event loop, one ``database_sync_to_async`` call per message. Live frames are sent by
+this consumer (never through the channel layer), and live pacing is stopped on ``stop`` and on disconnect and
 stops by itself once the socket is closed.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
+from collections.abc import Awaitable
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -19,7 +20,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
-from playback.core import pacer, protocol
+from playback.core import live_pacer, pacer, protocol
 from playback.services import delivery as services
 
 
@@ -61,7 +62,7 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
         self.session = protocol.Session()
         self.playback = None
         self.frames: list[protocol.Frame] | protocol.LiveFrames = []
-        self.task: asyncio.Task | None = None
+        self.task: live_pacer.Handle | None = None
         self.result: pacer.PaceResult | None = None
         self.closed = False
         await self.accept()
@@ -69,7 +70,7 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         self.closed = True
         task, self.task = self.task, None
-        await pacer.stop_pacing(task)
+        await live_pacer.stop(task)
         if task is not None and self.session.state == "running" and self.playback is not None:
             self.session.ended()
             await database_sync_to_async(services.playback_ended)(
@@ -86,7 +87,7 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
         if isinstance(msg, protocol.Ping):
             await self.send(text_data=protocol.pong_msg(msg, t1=t1, t2=server_ms()))
         elif isinstance(msg, protocol.Debug):
-            await self.send(text_data=protocol.debug_msg(live_tasks=pacer.live_task_count()))
+            await self.send(text_data=protocol.debug_msg(live_tasks=live_pacer.live_count()))
         elif isinstance(msg, protocol.Hello):
             await self._hello(msg)
         elif isinstance(msg, protocol.Start):
@@ -125,16 +126,18 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
                                                        sent=len(self.frames)))
             return
         self.result = pacer.PaceResult()
-        self.task = pacer.start_pacing(
+        self.task = live_pacer.start(
             self.frames.t_ms, self._send_frame, is_open=lambda: not self.closed,
-            pacer=self.playback.config.get("pacer", "absolute"), result=self.result, on_done=self._live_done)
+            pacer=self.playback.config.get("pacer", pacer.DEFAULT_PACER), result=self.result,
+            on_done=self._live_done)
         # Recorded once pacing runs, so the write never delays the first frame's deadline.
         await database_sync_to_async(services.playback_started)(playback=self.playback)
 
-    async def _send_frame(self, seq: int, late_ms: float) -> None:
-        # ``base_send`` is what ``self.send(text_data=...)`` ends in, minus two coroutine layers per frame.
+    def _send_frame(self, seq: int, late_ms: float) -> Awaitable[None]:
+        # ``base_send`` is what ``self.send(text_data=...)`` ends in, minus two coroutine layers per frame; its
+        # coroutine is returned as it is (the pacer runs it), one more layer less.
         text = self.frames.heads[seq] + protocol.frame_tail(sent_ms=server_ms(), late_ms=late_ms)
-        await self.base_send({"type": "websocket.send", "text": text})
+        return self.base_send({"type": "websocket.send", "text": text})
 
     async def _live_done(self, result: pacer.PaceResult) -> None:
         if self.closed or result.reason != "complete":
@@ -146,7 +149,7 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
 
     async def _stop(self) -> None:
         task, self.task = self.task, None
-        await pacer.stop_pacing(task)
+        await live_pacer.stop(task)
         self.session.ended()
         await database_sync_to_async(services.playback_ended)(playback=self.playback, reason="stopped",
                                                               result=self.result)

@@ -2,8 +2,10 @@
 
 Deadline *i* is ``t0 + t_ms_i / 1000``; the pacer sleeps until that instant, never for "the interval since the
 previous frame", so a slow send or a late wake-up delays only the frames already due and later deadlines do not
-move (no drift). The ``naive`` pacer (``await asyncio.sleep(interval)``) exists only as the baseline the pacing
-benchmark compares against.
+move (no drift). Here each stream is a task of its own (``absolute``); the default for live playback is the
+``shared`` pacer of ``playback.core.live_pacer``, one per process for every stream; ``absolute`` stays as the
+baseline benchmarks/pacing.py compares it with. The ``naive`` pacer (``await asyncio.sleep(interval)``) exists
+only as the baseline that drifts.
 
 The pacer stops as soon as ``is_open()`` turns false or a send raises (a closed socket), and every pacing task
 is kept in a registry until it finishes, so tests and the debug hook can assert that none is left behind.
@@ -18,7 +20,9 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 SendFn = Callable[[int, float], Awaitable[None]]
-PACERS = ("absolute", "naive")
+PACERS = ("shared", "absolute", "naive")  # the names a playback's ``config.pacer`` may take
+TASK_PACERS = ("absolute", "naive")  # the pacers that run one task per stream (``pace`` below)
+DEFAULT_PACER = "shared"
 
 _LIVE: set[asyncio.Task] = set()
 
@@ -72,8 +76,8 @@ async def pace(
 
     Pass ``result`` to observe progress while it runs (it is filled in place, also when the task is cancelled).
     """
-    if pacer not in PACERS:
-        raise ValueError(f"pacer: {pacer!r} is not one of {PACERS}")
+    if pacer not in TASK_PACERS:
+        raise ValueError(f"pacer: {pacer!r} is not one of {TASK_PACERS}")
     loop = asyncio.get_running_loop()
     result = result if result is not None else PaceResult()
     t0 = loop.time()

@@ -23,8 +23,9 @@ RENDER_KEYS = ("render", "indicator", "pacer", "fidelity_bound_ms")
 def _check_config(config: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise ValueError("config: must be an object")
-    if config.get("pacer", "absolute") not in pacer.PACERS:
-        raise ValueError(f"config.pacer: {config['pacer']!r} is not one of {pacer.PACERS} (naive is for benchmarks)")
+    if config.get("pacer", pacer.DEFAULT_PACER) not in pacer.PACERS:
+        raise ValueError(f"config.pacer: {config['pacer']!r} is not one of {pacer.PACERS} "
+                         "(absolute and naive are for benchmarks)")
     bound = config.get("fidelity_bound_ms")
     if bound is not None and (not isinstance(bound, int | float) or isinstance(bound, bool) or bound <= 0):
         raise ValueError("config.fidelity_bound_ms: must be a positive number")

@@ -4,6 +4,7 @@ bad message refused with the socket still alive. In-process tests drive the cons
 
 import asyncio
 import json
+import socket
 import time
 
 import pytest
@@ -18,7 +19,7 @@ from django.test import Client
 from django.urls import path
 
 from playback.consumers.playback import PlaybackConsumer
-from playback.core import pacer
+from playback.core import live_pacer
 from playback.core.fidelity import percentile
 from playback.core.stream import Piece, Stream
 from playback.models.delivery import PaintReport, Playback
@@ -65,9 +66,9 @@ async def test_closing_the_socket_mid_stream_ends_the_pacing_task_in_process(db_
     await comm.send_json_to({"type": "start"})
     first = [await comm.receive_json_from() for _ in range(3)]
     assert [f["seq"] for f in first] == [0, 1, 2]
-    assert pacer.live_task_count() == 1
+    assert live_pacer.live_count() == 1
     await comm.disconnect()
-    assert pacer.live_task_count() == 0
+    assert live_pacer.live_count() == 0
     await database_sync_to_async(playback.refresh_from_db)()
     assert playback.end_reason == "disconnected" and 3 <= playback.pacing["sent"] < 200
 
@@ -85,7 +86,7 @@ async def test_stop_ends_live_delivery_and_says_how_many_frames_were_sent(db_thr
     while msg["type"] == "frame":
         msg = await comm.receive_json_from()
     assert msg["type"] == "end" and msg["reason"] == "stopped" and 1 <= msg["sent"] < 200
-    assert pacer.live_task_count() == 0
+    assert live_pacer.live_count() == 0
     await comm.send_json_to({"type": "stop"})
     assert await comm.receive_json_from() == {"type": "error", "error": "stop: the trial has ended"}
     await comm.disconnect()
@@ -208,9 +209,10 @@ def test_a_schedule_over_daphnes_message_limit_arrives_in_parts_whole_and_in_ord
 
 
 @pytest.mark.integration
-def test_live_delivery_is_complete_ordered_and_on_schedule(server):
+@pytest.mark.parametrize("config", [{}, {"pacer": "absolute"}], ids=["shared-default", "absolute"])
+def test_live_delivery_is_complete_ordered_and_on_schedule(server, config):
     stream = _stream(100, 25.0)  # 100 tokens at 40 tokens/s
-    playback = playback_create(stream=stream, mode="live")
+    playback = playback_create(stream=stream, mode="live", config=config)
 
     async def run():
         async with _connect(server) as ws:
@@ -240,6 +242,90 @@ def test_live_delivery_is_complete_ordered_and_on_schedule(server):
     assert all(f["sent_ms"] > 1.6e12 for f in frames)
     playback.refresh_from_db()
     assert playback.end_reason == "complete" and playback.pacing["sent"] == 100
+
+
+async def _read_live(s: Socket) -> tuple[list[dict], list[float], dict]:
+    frames, arrivals = [], []
+    while True:
+        msg = await s.recv()
+        if msg["type"] != "frame":
+            return frames, arrivals, msg
+        frames.append(msg)
+        arrivals.append(time.monotonic() * 1000)
+
+
+def _client_late(frames: list[dict], arrivals: list[float]) -> list[float]:
+    return [(a - arrivals[0]) - (f["t_ms"] - frames[0]["t_ms"]) for a, f in zip(arrivals, frames, strict=True)]
+
+
+@pytest.mark.integration
+def test_a_stalled_client_does_not_delay_another_live_stream(server):
+    """One client stops reading (a 4 KiB receive buffer, 64 KiB frames: 6.4 MB, more than the kernel's buffers
+    hold, so the server has to keep the rest) while another stream plays: the other stream keeps its schedule,
+    and the stalled client, once it reads again, gets every frame in order."""
+    big = Stream(tuple(Piece("x" * 65536, i * 25.0) for i in range(100)))
+    stalled_pb = playback_create(stream=big, mode="live")
+    normal_pb = playback_create(stream=_stream(100, 25.0, 0.0), mode="live")
+    host, port = server.split("//", 1)[1].split(":")
+
+    async def run():
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect((host, int(port)))
+        sock.setblocking(False)
+        async with _connect(server, sock=sock, max_queue=2, max_size=None) as slow_ws, _connect(server) as ws:
+            slow, normal = Socket(slow_ws), Socket(ws)
+            await slow.ask(type="hello", token=stalled_pb.token)
+            await normal.ask(type="hello", token=normal_pb.token)
+            await slow.send(type="start")
+            first = [await slow.recv() for _ in range(3)]
+            await normal.send(type="start")  # ... and the stalled client reads nothing more meanwhile
+            frames, arrivals, end = await _read_live(normal)
+            still_pacing = await _live_task_count(server)
+            rest, _, slow_end = await _read_live(slow)
+            return first + rest, slow_end, frames, arrivals, end, still_pacing
+
+    stalled, stalled_end, frames, arrivals, end, still_pacing = asyncio.run(run())
+    # the other stream played to its end while the stalled client had read three frames ...
+    assert end == {"type": "end", "reason": "complete", "frames": 100, "sent": 100}
+    assert [f["seq"] for f in frames] == list(range(100))
+    # ... on its schedule (the bounds of test_live_delivery_is_complete_ordered_and_on_schedule)
+    assert percentile([f["late_ms"] for f in frames], 99) < 100
+    client_late = _client_late(frames, arrivals)
+    assert percentile(client_late, 95) < 100
+    assert abs(percentile(client_late[-20:], 50) - percentile(client_late[:20], 50)) < 25
+    assert still_pacing == 0  # the stalled stream's sends were all done (into the server's buffers) by then
+    assert stalled_end == {"type": "end", "reason": "complete", "frames": 100, "sent": 100}
+    assert [f["seq"] for f in stalled] == list(range(100)) and all(len(f["text"]) == 65536 for f in stalled)
+    assert percentile([f["late_ms"] for f in stalled], 99) < 100  # its writes never waited for the client
+
+
+@pytest.mark.integration
+def test_forty_live_streams_started_together_each_get_every_frame_in_order_from_one_process(server):
+    playbacks = [playback_create(stream=_stream(60, 25.0, 0.0), mode="live") for _ in range(40)]
+
+    async def one(pb, go: asyncio.Event):
+        async with _connect(server) as ws:
+            s = Socket(ws)
+            await s.ask(type="hello", token=pb.token)
+            await go.wait()
+            await s.send(type="start")
+            return await _read_live(s)
+
+    async def run():
+        go = asyncio.Event()
+        tasks = [asyncio.ensure_future(one(pb, go)) for pb in playbacks]
+        await asyncio.sleep(1.0)
+        go.set()
+        return await asyncio.gather(*tasks)
+
+    for frames, _arrivals, end in asyncio.run(run()):
+        assert end == {"type": "end", "reason": "complete", "frames": 60, "sent": 60}
+        assert [f["seq"] for f in frames] == list(range(60))
+        assert min(f["late_ms"] for f in frames) >= 0  # no frame left before its deadline
+    for pb in playbacks:
+        pb.refresh_from_db()
+        assert pb.end_reason == "complete" and pb.pacing["sent"] == 60
 
 
 @pytest.mark.integration
