@@ -159,6 +159,7 @@ def _strings() -> dict[str, str]:
         "hold": _("longest hold"),
         "last": _("last-char lag"),
         "paints": _("paints"),
+        "lag": _("lag of each paint"),
         "timeline": _("Paint timeline: characters arrived and painted over time"),
         "no_paints": _("No paints yet."),
     }

@@ -319,6 +319,8 @@ export function createPlayer(options = {}) {
     get revealedText() { return sink.text; },
     get startTime() { return start; },
     get timeScale() { return scale; },
+    /** When the strategy means to paint (its design clock's paints, ms from the start, stream time). */
+    get designPaintTimes() { return design ? [...design.paintTimes] : []; },
     get strategyOptions() { return { ...(options.strategyOptions || {}) }; },
     get finished() { return finished; },
     done,

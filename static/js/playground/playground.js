@@ -134,7 +134,8 @@ async function play(letters, { renew = false } = {}) {
   for (const key of Object.keys(runs)) delete runs[key];
   const timeScale = Number($("pg-speed").value) || 1;
   try {
-    if (renew || letters.some((l) => !fresh[l])) await refresh(letters.length === 1 ? letters[0] : "");
+    if (renew) await refresh("");
+    else await Promise.all(letters.filter((l) => !fresh[l]).map((l) => refresh(l))); // played ones only
   } catch (e) {
     for (const l of letters) part(l, "error").textContent = String(e.message || e);
     for (const b of buttons()) b.disabled = false;
@@ -229,8 +230,7 @@ function result(letter) {
     stats: run.stats,
     arrivals: player ? arrivals(run) : [],
     paints: paints.map((p) => ({ t_ms: p.t_ms, dom_ms: p.dom_ms, perf_ms: p.perf_ms, text: p.text })),
-    design: player ? player.paintLog.frames.filter((f) => f.design_ms !== undefined)
-      .map((f) => [f.seq, f.design_ms]) : [],
+    designPaints: player ? player.designPaintTimes : [],
     timelinePoints: part(letter, "timeline").querySelectorAll(".pg-tl-paints circle").length,
     shown: {
       p50: part(letter, "p50").textContent,
