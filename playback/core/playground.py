@@ -164,7 +164,7 @@ DEMO_QUESTIONS = {
 }
 
 
-def _number_text(value: float) -> str:
+def number_text(value: float) -> str:
     """A float written so that ``float(text) == value`` (integers without ``.0``)."""
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
@@ -190,9 +190,9 @@ def to_params(config: Config) -> dict[str, str]:
             value = getattr(variant, attr)
             if value == getattr(default, attr) and type(value) is type(getattr(default, attr)):
                 continue
-            params[f"{letter}.{key}"] = _number_text(value) if isinstance(value, float) else str(value)
+            params[f"{letter}.{key}"] = number_text(value) if isinstance(value, float) else str(value)
         for name, value in variant.options:
-            params[f"{letter}.{OPTION_KEY}.{name}"] = _number_text(value) if isinstance(value, float) else str(value)
+            params[f"{letter}.{OPTION_KEY}.{name}"] = number_text(value) if isinstance(value, float) else str(value)
     return params
 
 
@@ -227,9 +227,9 @@ class _Reader:
             value = math.nan
         low_ok = value > minimum if strict else value >= minimum
         if not math.isfinite(value) or not low_ok or (maximum is not None and value > maximum):
-            bound = f"{'>' if strict else '>='} {_number_text(float(minimum))}"
+            bound = f"{'>' if strict else '>='} {number_text(float(minimum))}"
             if maximum is not None:
-                bound += f" and <= {_number_text(float(maximum))}"
+                bound += f" and <= {number_text(float(maximum))}"
             self.fail(key, f"must be a number {bound}, got {raw!r}")
             return default
         return value

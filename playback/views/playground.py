@@ -131,6 +131,8 @@ def _option_forms(variant: playground.Variant, letter: str) -> list[dict[str, An
             else:
                 key = f"{letter}.{playground.OPTION_KEY}.{name}"
                 value = values.get(name, "") if strategy == variant.render else ""
+            if isinstance(value, float):
+                value = playground.number_text(value)
             fields.append({**spec, "key": key, "value": value})
         forms.append({"strategy": strategy, "fields": fields, "active": strategy == variant.render})
     return forms

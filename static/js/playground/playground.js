@@ -229,7 +229,7 @@ function result(letter) {
     errors: run.errors,
     stats: run.stats,
     arrivals: player ? arrivals(run) : [],
-    paints: paints.map((p) => ({ t_ms: p.t_ms, dom_ms: p.dom_ms, perf_ms: p.perf_ms, text: p.text })),
+    paints: paints.map((p) => ({ t_ms: p.t_ms, dom_ms: p.dom_ms, wall_ms: p.wall_ms, text: p.text })),
     designPaints: player ? player.designPaintTimes : [],
     timelinePoints: part(letter, "timeline").querySelectorAll(".pg-tl-paints circle").length,
     shown: {
