@@ -104,6 +104,10 @@ function reset(letter) {
 /** Each playing panel follows its newest text unless the designer scrolled up in it. */
 function follow() {
   for (const run of Object.values(runs)) {
+    const player = run.client && run.client.player;
+    const length = player ? player.revealedText.length : 0;
+    if (length === run.followed) continue; // nothing new: no layout read this frame
+    run.followed = length;
     const host = part(run.letter, "player");
     if (host.dataset.follow === "1") host.scrollTop = host.scrollHeight;
   }
