@@ -53,7 +53,7 @@ function arrivals(run) {
 
 const contentPaints = (player) => player.paintLog.paints.filter((p) => p.channel === "content");
 
-function showLive(letter, run) {
+function showLive(letter, run, final = false) {
   const player = run.client.player;
   if (!player) return;
   const sorted = lags(player);
@@ -65,7 +65,10 @@ function showLive(letter, run) {
   const frames = arrivals(run);
   const paints = contentPaints(player);
   const v = variants[letter];
-  drawTimeline(part(letter, "timeline"), { frames, paints, totalChars: v.chars, endMs: v.end_ms, labels: S });
+  // the timeline is drawn once the variant finished: building hundreds of SVG nodes while the players paint
+  // would take main-thread time from the very paints being measured
+  if (final) drawTimeline(part(letter, "timeline"), { frames, paints, totalChars: v.chars, endMs: v.end_ms,
+                                                     labels: S });
   const stats = smootherStats(frames, paints);
   run.stats = stats;
   if (!stats) return;
@@ -176,7 +179,7 @@ async function play(letters, { renew = false } = {}) {
     try {
       run.result = await run.client.done;
       run.wallMs = performance.now() - run.startAt;
-      showLive(run.letter, run);
+      showLive(run.letter, run, true);
       await showServer(run.letter, run.token, run);
     } catch (e) {
       run.errors.push(String(e.message || e));
