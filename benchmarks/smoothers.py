@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/smoothers.py                              # every strategy, every pattern
     .venv/bin/python benchmarks/smoothers.py --patterns steady,cjk --strategies token,chat-ui-smooth
 
-Per arrival pattern (tests/browser/arrival_patterns.py; a name added there is benchmarked by name) each strategy
+Per named arrival pattern (``playback.core.arrivals``, the patterns the playground, study files and
+``synth_stream`` use: each with its own sample text, tokenizer and timing, synthesised with the seed) each strategy
 plays alone in a page of the real player (``--together``: all side by side in one page; plain text, no
 indicator), each with its default options (batch 20 ms), plus ``ai-sdk/segment``, the AI SDK preset chunking by
 Intl.Segmenter words. The numbers come from the player's own paint log, per character:
@@ -35,11 +36,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
-from arrival_patterns import PATTERNS, build  # noqa: E402
 from engines import launch  # noqa: E402
 from staticserver import StaticServer  # noqa: E402
 
+from playback.core import arrivals, synth, texts  # noqa: E402
 from playback.core.metrics import percentile  # noqa: E402
+
+PATTERNS = arrivals.names()
 
 # A row is a strategy with its default options, or a named variant: (strategy, options).
 VARIANTS: dict[str, tuple[str, dict]] = {
@@ -48,6 +51,16 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     **{s: (s, {}) for s in ("chat-ui-smooth", "accelerating", "typewriter")},
 }
 STRATEGIES = list(VARIANTS)
+
+
+def build(pattern: str, seed: int) -> tuple[list[dict], str]:
+    """The content frames of a named arrival pattern (its sample text, tokenizer and timing) and the language."""
+    p = arrivals.get(pattern)
+    language, text = texts.bundled_texts()[p.text]
+    stream = synth.synthesize(text, p.tokenizer, p.timing, seed=seed)
+    pieces = [x for x in stream.pieces if x.channel == "content" and x.text]
+    return [{"seq": i, "t_ms": round(x.t_ms, 3), "text": x.text, "channel": "content", "tokens": 1}
+            for i, x in enumerate(pieces)], language
 
 
 def units(text: str) -> int:
@@ -92,8 +105,8 @@ def run_pattern(browser, base_url: str, pattern: str, strategies: list[str], see
         for s in strategies:
             out.update(run_pattern(browser, base_url, pattern, [s], seed, True))
         return out
-    frames = build(pattern, seed)
-    lang = "zh-hans" if pattern == "cjk" else "en"
+    frames, language = build(pattern, seed)
+    lang = "zh-hans" if language == "zh" else "en"
     players = [{"id": s, "mode": "prefetch", "schedule": frames,
                 "options": {"strategy": VARIANTS[s][0], "strategyOptions": VARIANTS[s][1], "indicator": "none",
                             "lang": lang, "format": "plain"}}
@@ -119,13 +132,13 @@ def run_pattern(browser, base_url: str, pattern: str, strategies: list[str], see
 
 
 def table(rows: dict[tuple[str, str], dict], patterns: list[str], strategies: list[str]) -> str:
-    head = (f"{'pattern':<10} {'strategy':<15}{'delay p50':>10}{'p95':>8}{'max':>8}{'ttfp':>8}{'cv':>7}"
+    head = (f"{'pattern':<14} {'strategy':<15}{'delay p50':>10}{'p95':>8}{'max':>8}{'ttfp':>8}{'cv':>7}"
             f"{'ch/paint':>9}{'hold':>8}{'last':>8}{'paints':>7}{'frame':>7}")
     lines = [head, "-" * len(head)]
     for pat in patterns:
         for s in strategies:
             r = rows[(pat, s)]
-            lines.append(f"{pat:<10} {s:<15}{r['p50']:>10.0f}{r['p95']:>8.0f}{r['max']:>8.0f}{r['ttfp']:>8.0f}"
+            lines.append(f"{pat:<14} {s:<15}{r['p50']:>10.0f}{r['p95']:>8.0f}{r['max']:>8.0f}{r['ttfp']:>8.0f}"
                          f"{r['cv']:>7.2f}{r['chars']:>9.1f}{r['hold']:>8.0f}{r['last']:>8.0f}{r['paints']:>7}"
                          f"{r['frame']:>7.1f}")
         lines.append("")
@@ -157,9 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         browser = launch("chromium")
         try:
             for pat in patterns:
-                frames = build(pat, args.seed)
+                frames, _ = build(pat, args.seed)
                 chars = sum(len(f["text"]) for f in frames)
-                headers.append(f"  {pat:<10} {PATTERNS[pat].__doc__.strip()} ({chars} chars, first at "
+                headers.append(f"  {pat:<14} {arrivals.get(pat).summary} ({chars} chars, first at "
                                f"{frames[0]['t_ms']:.0f} ms, last at {frames[-1]['t_ms']:.0f} ms)")
                 for s, r in run_pattern(browser, base_url, pat, strategies, args.seed, args.together).items():
                     rows[(pat, s)] = r

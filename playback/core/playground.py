@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
 
-from playback.core import arrivals, synth, texts, tokenizers, transforms
+from playback.core import arrivals, strategy_options, synth, texts, tokenizers, transforms
 from playback.core.stream import Stream, StreamMeta
 from playback.core.timing import TimingSpec
 
@@ -36,6 +36,7 @@ JITTERS = ("none", "gamma", "lognormal")
 LETTERS = "abcd"
 MIN_VARIANTS, MAX_VARIANTS = 2, 4
 MAX_TEXT_CHARS = 20_000
+MAX_QUESTION_CHARS = 2_000
 MAX_BURST = 64
 DEFAULT_RATE = 25.0
 DEFAULT_TTFT_MS = 400.0
@@ -75,6 +76,10 @@ class Variant:
     indicator: str = "dots"
     mode: str = "prefetch"
     arrival: str = ""
+    text_name: str = ""  # this variant's own bundled text (instead of the source's)
+    text: str = ""  # this variant's own text (instead of the source's)
+    question: str = ""  # this variant's question in the chat context (instead of the page's)
+    options: tuple[tuple[str, Any], ...] = ()  # the strategy's declared options that differ from the default
 
     def timing(self) -> TimingSpec:
         """The synthetic timing model of this variant (its arrival pattern's, when it names one)."""
@@ -92,9 +97,23 @@ class Variant:
             burst_size=self.burst,
         )
 
+    def strategy_options(self) -> dict[str, Any]:
+        """The options the player's strategy gets (``batch``'s interval is the ``batch_ms`` field)."""
+        out = dict(self.options)
+        if self.render == "batch":
+            out["intervalMs"] = self.batch_ms
+        return out
+
+    @property
+    def own_text(self) -> bool:
+        return bool(self.text or self.text_name)
+
     def presentation(self) -> dict[str, Any]:
         """How the browser shows it: the playback config and delivery mode."""
-        return {"render": self.render, "batch_ms": self.batch_ms, "indicator": self.indicator, "mode": self.mode}
+        out = {"render": self.render, "batch_ms": self.batch_ms, "indicator": self.indicator, "mode": self.mode}
+        if self.options:
+            out["options"] = dict(self.options)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +121,8 @@ class Config:
     source: Source = field(default_factory=Source)
     variants: tuple[Variant, ...] = (Variant(), Variant())
     seed: int = 1
+    chat: bool = False  # show the chat context: the user's question above each answer
+    question: str = ""  # the question shown (empty: each demo text's own question)
 
 
 DEFAULT_CONFIG = Config(
@@ -125,12 +146,25 @@ class ParseResult:
 VARIANT_KEYS: dict[str, str] = {
     "rate": "rate", "ttft_ms": "ttft", "jitter": "jitter", "jitter_cv": "cv", "stall_rate": "stalls",
     "stall_ms": "stall_ms", "burst": "burst", "tokenizer": "tok", "render": "render", "batch_ms": "batch_ms",
-    "indicator": "ind", "mode": "mode", "arrival": "arrival",
+    "indicator": "ind", "mode": "mode", "arrival": "arrival", "text_name": "name", "text": "text",
+    "question": "q",
 }
-GLOBAL_KEYS = ("src", "name", "text", "id", "seed", "n")
+OPTION_KEY = "opt"  # a strategy option: ``a.opt.delayInMs``
+GLOBAL_KEYS = ("src", "name", "text", "id", "seed", "n", "chat", "q")
+# The question above a bundled answer in the chat context (content, in the answer's language).
+DEMO_QUESTIONS = {
+    "en-chat-coffee": "Why does my pour-over coffee taste bitter?",
+    "en-chat-sleep": "How can I fall asleep faster?",
+    "en-long-streaming": "Why do streamed chat answers feel slow or fast?",
+    "en-sample-blob": "Can you give me a test payload?",
+    "en-sample-code": "How do I do this in Python?",
+    "zh-chat-subway": "坐地铁怎么换乘最快？",
+    "zh-chat-tea": "绿茶为什么泡出来发苦？",
+    "zh-long-streaming": "为什么流式输出的回答感觉有快有慢？",
+}
 
 
-def _number_text(value: float) -> str:
+def number_text(value: float) -> str:
     """A float written so that ``float(text) == value`` (integers without ``.0``)."""
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
@@ -146,13 +180,19 @@ def to_params(config: Config) -> dict[str, str]:
         params["id"] = str(config.source.id)
     params["seed"] = str(config.seed)
     params["n"] = str(len(config.variants))
+    if config.chat:
+        params["chat"] = "1"
+    if config.question:
+        params["q"] = config.question
     default = Variant()
     for letter, variant in zip(LETTERS, config.variants):
         for attr, key in VARIANT_KEYS.items():
             value = getattr(variant, attr)
             if value == getattr(default, attr) and type(value) is type(getattr(default, attr)):
                 continue
-            params[f"{letter}.{key}"] = _number_text(value) if isinstance(value, float) else str(value)
+            params[f"{letter}.{key}"] = number_text(value) if isinstance(value, float) else str(value)
+        for name, value in variant.options:
+            params[f"{letter}.{OPTION_KEY}.{name}"] = number_text(value) if isinstance(value, float) else str(value)
     return params
 
 
@@ -187,9 +227,9 @@ class _Reader:
             value = math.nan
         low_ok = value > minimum if strict else value >= minimum
         if not math.isfinite(value) or not low_ok or (maximum is not None and value > maximum):
-            bound = f"{'>' if strict else '>='} {_number_text(float(minimum))}"
+            bound = f"{'>' if strict else '>='} {number_text(float(minimum))}"
             if maximum is not None:
-                bound += f" and <= {_number_text(float(maximum))}"
+                bound += f" and <= {number_text(float(maximum))}"
             self.fail(key, f"must be a number {bound}, got {raw!r}")
             return default
         return value
@@ -239,9 +279,35 @@ def _source(r: _Reader) -> Source:
     return Source(kind=kind, name="", id=ident)
 
 
+def _free_text(r: _Reader, key: str, limit: int) -> str:
+    text = r.original.get(key) or ""
+    if not text.strip():
+        return ""
+    if len(text) > limit:
+        r.fail(key, f"at most {limit} characters, got {len(text)}")
+        text = text[:limit]
+    return text
+
+
+def _options(r: _Reader, letter: str, render: str) -> tuple[tuple[str, Any], dict[str, Any]]:
+    """The strategy options given for variant ``letter`` (``a.opt.<name>``), validated against ``render``'s
+    declaration; returns (options, batch interval override)."""
+    prefix = f"{letter}.{OPTION_KEY}."
+    given = {k[len(prefix):]: v for k, v in r.params.items() if k.startswith(prefix)}
+    parsed = strategy_options.parse(render, given, prefix)
+    r.errors.extend(parsed.errors)
+    options = dict(parsed.options)
+    extra = {}
+    if render == "batch" and "intervalMs" in options:  # the batch interval has its own key
+        extra["batch_ms"] = float(options.pop("intervalMs"))
+    return tuple(sorted(options.items())), extra
+
+
 def _variant(r: _Reader, letter: str) -> Variant:
     d = Variant()
     k = {attr: f"{letter}.{key}" for attr, key in VARIANT_KEYS.items()}
+    render = r.choice(k["render"], d.render, STRATEGIES)
+    options, extra = _options(r, letter, render)
     jitter = r.choice(k["jitter"], d.jitter, JITTERS)
     cv = r.number(k["jitter_cv"], d.jitter_cv, minimum=0, maximum=10)
     if jitter == "none" and cv:
@@ -256,11 +322,16 @@ def _variant(r: _Reader, letter: str) -> Variant:
         stall_ms=r.number(k["stall_ms"], d.stall_ms, minimum=0, strict=True, maximum=600_000),
         burst=r.integer(k["burst"], d.burst, minimum=1, maximum=MAX_BURST),
         tokenizer=r.choice(k["tokenizer"], d.tokenizer, tokenizers.names()),
-        render=r.choice(k["render"], d.render, STRATEGIES),
-        batch_ms=r.number(k["batch_ms"], d.batch_ms, minimum=0, strict=True, maximum=10_000),
+        render=render,
+        batch_ms=extra.get("batch_ms") or r.number(k["batch_ms"], d.batch_ms, minimum=0, strict=True,
+                                                   maximum=10_000),
         indicator=r.choice(k["indicator"], d.indicator, INDICATORS),
         mode=r.choice(k["mode"], d.mode, MODES),
         arrival=r.choice(k["arrival"], d.arrival, arrivals.names()),
+        text_name=r.choice(k["text_name"], d.text_name, list(texts.bundled_texts())),
+        text=_free_text(r, k["text"], MAX_TEXT_CHARS),
+        question=_free_text(r, k["question"], MAX_QUESTION_CHARS),
+        options=options,
     )
 
 
@@ -276,12 +347,46 @@ def parse(params: Mapping[str, str]) -> ParseResult:
     source = _source(r)
     seed = r.integer("seed", Config().seed, minimum=0, maximum=2**32 - 1)
     n = r.integer("n", MIN_VARIANTS, minimum=MIN_VARIANTS, maximum=MAX_VARIANTS)
+    chat = r.integer("chat", 0, minimum=0, maximum=1)
+    question = _free_text(r, "q", MAX_QUESTION_CHARS)
     variants = tuple(_variant(r, letter) for letter in LETTERS[:n])
     keys = set(GLOBAL_KEYS) | {f"{letter}.{key}" for letter in LETTERS for key in VARIANT_KEYS.values()}
+    options = tuple(f"{letter}.{OPTION_KEY}." for letter in LETTERS)
     for key in sorted(params):
-        if key not in keys and params[key] not in (None, ""):
+        if key not in keys and not key.startswith(options) and params[key] not in (None, ""):
             r.fail(key, "unknown parameter")
-    return ParseResult(Config(source=source, variants=variants, seed=seed), tuple(r.errors))
+    return ParseResult(Config(source=source, variants=variants, seed=seed, chat=bool(chat), question=question),
+                       tuple(r.errors))
+
+
+def guess_language(text: str) -> str:
+    """``"zh"`` when most of the text's letters are CJK ideographs, else ``"en"`` (for a text typed in)."""
+    letters = [c for c in text if c.isalpha()]
+    cjk = sum(1 for c in letters if "\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff")
+    return "zh" if letters and cjk * 2 >= len(letters) else "en"
+
+
+def variant_text(variant: Variant) -> tuple[str, str] | None:
+    """``(language, text)`` of the variant's own text (``a.text`` before ``a.name``), or None: the source's."""
+    if variant.text:
+        return guess_language(variant.text), variant.text
+    if variant.text_name:
+        return texts.bundled_texts()[variant.text_name]
+    return None
+
+
+def question(config: Config, variant: Variant) -> str:
+    """The user's question shown above this variant's answer in the chat context ("" when not shown)."""
+    if not config.chat:
+        return ""
+    if variant.question or config.question:
+        return variant.question or config.question
+    name = variant.text_name
+    if variant.arrival and arrivals.get(variant.arrival).kind == "text":
+        name = arrivals.get(variant.arrival).text
+    if not name and not variant.text and config.source.kind == "demo":
+        name = config.source.name
+    return DEMO_QUESTIONS.get(name, "")
 
 
 # --- variants as streams ---------------------------------------------------------------------------
@@ -296,6 +401,9 @@ def variant_stream(variant: Variant, *, seed: int, text: str | None = None, stre
     """
     if (text is None) == (stream is None):
         raise ValueError("give exactly one of text (synthetic) or stream (recorded)")
+    own = variant_text(variant)
+    if own is not None:  # the variant's own text replaces the source's (and makes it a text variant)
+        (language, text), stream = own, None
     if text is not None:
         tokenizer = variant.tokenizer
         if variant.arrival and arrivals.get(variant.arrival).kind == "text":
@@ -322,7 +430,7 @@ def variant_spec(config: Config, index: int) -> dict[str, Any]:
     variant = config.variants[index]
     source = config.source
     spec: dict[str, Any]
-    if source.recorded:
+    if source.recorded and not variant.own_text:
         steps: list[dict[str, Any]] = []
         if variant.ttft_ms is not None:
             steps.append({"set_ttft": {"ttft_ms": variant.ttft_ms, "clamp": True}})
@@ -339,6 +447,10 @@ def variant_spec(config: Config, index: int) -> dict[str, Any]:
         pattern = arrivals.get(variant.arrival) if variant.arrival else None
         if pattern is not None and pattern.kind == "text":
             spec.update(text=pattern.text, tokenizer=pattern.tokenizer)
+        elif variant.text:
+            spec["custom_text"] = variant.text
+        elif variant.text_name:
+            spec["text"] = variant.text_name
         elif source.kind == "demo":
             spec["text"] = source.name
         else:

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from pacelab.tokens import token_shaped
 from playback import selectors
-from playback.core import arrivals, metrics, playground, smoother_export, texts, tokenizers
+from playback.core import arrivals, metrics, playground, smoother_export, strategy_options, texts, tokenizers
 from playback.core.stream import Stream
 from playback.models.delivery import Playback
 from playback.services import streams as services
@@ -60,7 +60,8 @@ def _source(user, source: playground.Source) -> tuple[dict[str, Any], str]:
     return {"stream": stream}, stream.meta.language
 
 
-def build(user, config: playground.Config) -> Built:
+def build(user, config: playground.Config, only: str = "") -> Built:
+    """Each variant's stream (only variant ``only``'s when given; the others are left out as None)."""
     built = Built()
     try:
         source, built.language = _source(user, config.source)
@@ -69,6 +70,9 @@ def build(user, config: playground.Config) -> Built:
         built.streams = [None] * len(config.variants)
         return built
     for letter, variant in zip(playground.LETTERS, config.variants):
+        if only and letter != only:
+            built.streams.append(None)
+            continue
         try:
             built.streams.append(playground.variant_stream(variant, seed=config.seed, **source))
         except (ValueError, KeyError) as exc:
@@ -79,20 +83,25 @@ def build(user, config: playground.Config) -> Built:
 
 def _playbacks(user, config: playground.Config, built: Built) -> list[dict[str, Any]]:
     """One new playback per buildable variant, and what the page needs to show and play it."""
-    lang = built.language or get_language() or "en"
     out = []
     for letter, variant, stream in zip(playground.LETTERS, config.variants, built.streams):
-        item: dict[str, Any] = {"letter": letter, "variant": variant, "token": None, "metrics": None}
+        lang = (stream.meta.language if stream is not None else "") or built.language or get_language() or "en"
+        item: dict[str, Any] = {"letter": letter, "variant": variant, "token": None, "metrics": None,
+                                "question": playground.question(config, variant)}
         if stream is not None:
             playback = playback_create(
                 stream=stream, mode=variant.mode, owner=user,
-                config={"render": variant.render, "batch_ms": variant.batch_ms, "indicator": variant.indicator})
+                config={"render": variant.render, "batch_ms": variant.batch_ms, "indicator": variant.indicator,
+                        "options": variant.strategy_options()})
             item["token"] = playback.token
             item["metrics"] = metrics.compute(stream).as_dict()
             item["frames"] = len(stream.pieces)
+            content = [p for p in stream.pieces if p.channel == "content" and p.text]
+            item["chars"] = sum(len(p.text.encode("utf-16-le")) // 2 for p in content)  # JS string length
+            item["end_ms"] = content[-1].t_ms if content else 0.0
         item["player"] = {
             "strategy": variant.render,
-            "strategyOptions": {"intervalMs": variant.batch_ms} if variant.render == "batch" else {},
+            "strategyOptions": variant.strategy_options(),
             "indicator": variant.indicator,
             "lang": "zh-hans" if lang.startswith("zh") else "en",
         }
@@ -105,7 +114,28 @@ def _playbacks(user, config: playground.Config, built: Built) -> list[dict[str, 
 
 
 def _js_variant(item: dict[str, Any]) -> dict[str, Any]:
-    return {"letter": item["letter"], "token": item["token"], "mode": item["variant"].mode, "player": item["player"]}
+    return {"letter": item["letter"], "token": item["token"], "mode": item["variant"].mode, "player": item["player"],
+            "frames": item.get("frames"), "chars": item.get("chars"), "end_ms": item.get("end_ms")}
+
+
+def _option_forms(variant: playground.Variant, letter: str) -> list[dict[str, Any]]:
+    """Per strategy, its declared options as form fields of this variant (the current value where set)."""
+    values = dict(variant.options)
+    forms = []
+    for strategy in playground.STRATEGIES:
+        fields = []
+        for spec in strategy_options.as_json(strategy):
+            name = spec["name"]
+            if strategy == "batch" and name == "intervalMs":  # its own key, batch_ms
+                key, value = f"{letter}.batch_ms", variant.batch_ms if variant.batch_ms != spec["default"] else ""
+            else:
+                key = f"{letter}.{playground.OPTION_KEY}.{name}"
+                value = values.get(name, "") if strategy == variant.render else ""
+            if isinstance(value, float):
+                value = playground.number_text(value)
+            fields.append({**spec, "key": key, "value": value})
+        forms.append({"strategy": strategy, "fields": fields, "active": strategy == variant.render})
+    return forms
 
 
 def _strings() -> dict[str, str]:
@@ -122,6 +152,18 @@ def _strings() -> dict[str, str]:
         "server": _("Stored on the server"),
         "flagged": _("over the bound"),
         "replay_failed": _("Could not create new playbacks"),
+        "arrived": _("arrived"),
+        "painted": _("painted"),
+        "chars": _("characters"),
+        "time_s": _("time (s, stream clock)"),
+        "delay": _("added delay"),
+        "ttfp": _("first paint"),
+        "hold": _("longest hold"),
+        "last": _("last-char lag"),
+        "paints": _("paints"),
+        "lag": _("lag of each paint"),
+        "timeline": _("Paint timeline: characters arrived and painted over time"),
+        "no_paints": _("No paints yet."),
     }
 
 
@@ -136,12 +178,13 @@ def playground_page(request: HttpRequest) -> HttpResponse:
     items = _playbacks(request.user, result.config, built)
     variants_form = list(result.config.variants)
     variants_form += [playground.Variant()] * (playground.MAX_VARIANTS - len(variants_form))
+    option_forms = [_option_forms(v, letter) for letter, v in zip(playground.LETTERS, variants_form)]
     return render(request, "playback/playground.html", {
         "config": result.config,
         "query": playground.to_query(result.config),
         "errors": [*result.errors, *built.errors],
         "items": items,
-        "form_variants": list(zip(playground.LETTERS, variants_form)),
+        "form_variants": list(zip(playground.LETTERS, variants_form, option_forms)),
         "n_choices": range(playground.MIN_VARIANTS, playground.MAX_VARIANTS + 1),
         "demo_texts": list(texts.bundled_texts()),
         "tokenizers": tokenizers.names(),
@@ -162,9 +205,18 @@ def playground_page(request: HttpRequest) -> HttpResponse:
 def playground_playbacks(request: HttpRequest) -> JsonResponse:
     """Fresh playbacks (new tokens) for the configuration in the query string: the Replay button."""
     result = playground.parse(request.GET.dict())
-    built = build(request.user, result.config)
+    only = request.POST.get("only", "")  # one variant's letter: a fresh playback for that variant alone
+    config = result.config
+    if only:
+        index = playground.LETTERS.find(only) if len(only) == 1 else -1
+        if not 0 <= index < len(config.variants):
+            return JsonResponse({"variants": [], "errors": [
+                _("only: %(letter)r is not one of the variants") % {"letter": only}]}, status=400)
+    built = build(request.user, config, only=only)
     errors = [*result.errors, *built.errors]
-    items = _playbacks(request.user, result.config, built) if not errors else []
+    items = _playbacks(request.user, config, built) if not errors else []
+    if only:
+        items = [i for i in items if i["letter"] == only]
     return JsonResponse({"variants": [_js_variant(i) for i in items], "errors": errors},
                         status=400 if errors else 200)
 

@@ -53,6 +53,14 @@ MODULES["accelerating"] = (() => {
   // speed = end - (end - start) * exp(-backlog / `rampChars`), rounded down, at least 1 character.
   // Written from that description for PaceLab, not copied. Characters are code points (no split surrogates).
 
+  // The options a designer may set (the playground's form, its validation and the export are generated from
+  // this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+  const OPTIONS = {
+    "startSpeed": {"type": "integer", "default": 2, "min": 1, "max": 1000, "unit": "chars/frame"},
+    "endSpeed": {"type": "integer", "default": 24, "min": 1, "max": 1000, "unit": "chars/frame", "atLeast": "startSpeed"},
+    "rampChars": {"type": "number", "default": 120, "min": 0, "exclusiveMin": true, "max": 100000, "unit": "chars"}
+  };
+
   function createStrategy(sink, opts = {}) {
     const start = opts.startSpeed ?? 2;
     const end = opts.endSpeed ?? 24;
@@ -75,7 +83,7 @@ MODULES["accelerating"] = (() => {
   function speedAt(backlog, { startSpeed = 2, endSpeed = 24, rampChars = 120 } = {}) {
     return Math.max(1, Math.floor(endSpeed - (endSpeed - startSpeed) * Math.exp(-backlog / rampChars)));
   }
-  return { createStrategy, speedAt };
+  return { OPTIONS, createStrategy, speedAt };
 })();
 
 MODULES["ai-sdk-smooth"] = (() => {
@@ -119,6 +127,13 @@ MODULES["ai-sdk-smooth"] = (() => {
   }
 
   const pageHidden = () => typeof document !== "undefined" && document.visibilityState === "hidden";
+
+  // The options a designer may set (the playground's form, its validation and the export are generated from
+  // this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+  const OPTIONS = {
+    "delayInMs": {"type": "number", "default": 10, "min": 0, "max": 10000, "unit": "ms"},
+    "chunking": {"type": "choice", "default": "word", "choices": ["word", "line", "segmenter"]}
+  };
 
   function createStrategy(sink, opts = {}) {
     const delayInMs = opts.delayInMs === null ? 0 : (opts.delayInMs ?? 10);
@@ -164,13 +179,19 @@ MODULES["ai-sdk-smooth"] = (() => {
       idle() { return !buffer && !queue.length; },
     };
   }
-  return { chunkDetector, createStrategy };
+  return { chunkDetector, OPTIONS, createStrategy };
 })();
 
 MODULES["batch"] = (() => {
   // batch: a client that flushes its buffer on a fixed clock every `intervalMs` (default 20 ms), as a
   // setInterval-driven renderer would. A piece waits for the first flush boundary after its arrival, then for
   // the next animation frame: lag <= intervalMs + one frame.
+
+  // The options a designer may set (the playground's form, its validation and the export are generated from
+  // this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+  const OPTIONS = {
+    "intervalMs": {"type": "number", "default": 20, "min": 0, "exclusiveMin": true, "max": 10000, "unit": "ms"}
+  };
 
   function createStrategy(sink, opts = {}) {
     const interval = opts.intervalMs ?? 20;
@@ -202,7 +223,7 @@ MODULES["batch"] = (() => {
       idle() { return buffer.length === 0; },
     };
   }
-  return { createStrategy };
+  return { OPTIONS, createStrategy };
 })();
 
 MODULES["chat-ui-smooth"] = (() => {
@@ -219,6 +240,17 @@ MODULES["chat-ui-smooth"] = (() => {
   // at least `minWindowMs`), which is unbiased from the first arrival on. PaceLab's choices where the
   // description gives no number: floor 20 chars/s, minWindowMs 250 (so a first small chunk
   // reads as a slow stream and is painted at once).
+
+  // The options a designer may set (the playground's form, its validation and the export are generated from
+  // this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+  const OPTIONS = {
+    "maxBufferedMs": {"type": "number", "default": 400, "min": 0, "max": 60000, "unit": "ms"},
+    "floorCharsPerSec": {"type": "number", "default": 20, "min": 0, "max": 100000, "unit": "chars/s"},
+    "tauMs": {"type": "number", "default": 1000, "min": 0, "exclusiveMin": true, "max": 60000, "unit": "ms"},
+    "headroom": {"type": "number", "default": 1.1, "min": 0, "exclusiveMin": true, "max": 10},
+    "flushChars": {"type": "integer", "default": 64, "min": 1, "max": 100000, "unit": "chars"},
+    "minWindowMs": {"type": "number", "default": 250, "min": 1, "max": 60000, "unit": "ms"}
+  };
 
   function createStrategy(sink, opts = {}) {
     const tau = opts.tauMs ?? 1000;
@@ -306,11 +338,17 @@ MODULES["chat-ui-smooth"] = (() => {
       idle() { return !text; },
     };
   }
-  return { createStrategy };
+  return { OPTIONS, createStrategy };
 })();
 
 MODULES["fade"] = (() => {
   // fade: paint every piece when due, like `token`, but each new piece fades in (CSS animation on a span).
+
+  // The options a designer may set (the playground's form, its validation and the export are generated from
+  // this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+  const OPTIONS = {
+    "durationMs": {"type": "number", "default": 400, "min": 0, "max": 10000, "unit": "ms"}
+  };
 
   function createStrategy(sink, opts = {}) {
     const durationMs = opts.durationMs ?? 400;
@@ -321,7 +359,7 @@ MODULES["fade"] = (() => {
       idle() { return true; },
     };
   }
-  return { createStrategy };
+  return { OPTIONS, createStrategy };
 })();
 
 MODULES["line"] = (() => {
@@ -331,8 +369,12 @@ MODULES["line"] = (() => {
 
   function lastLineBoundary(text) { return text.lastIndexOf("\n") + 1; }
 
+  // The options a designer may set (the playground's form, its validation and the export are generated from
+  // this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+  const OPTIONS = {};
+
   function createStrategy(sink) { return createBoundaryStrategy(sink, lastLineBoundary); }
-  return { lastLineBoundary, createStrategy };
+  return { lastLineBoundary, OPTIONS, createStrategy };
 })();
 
 MODULES["sentence"] = (() => {
@@ -345,8 +387,12 @@ MODULES["sentence"] = (() => {
 
   function lastSentenceBoundary(text) { return pastLastMatch(BOUNDARY, text); }
 
+  // The options a designer may set (the playground's form, its validation and the export are generated from
+  // this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+  const OPTIONS = {};
+
   function createStrategy(sink) { return createBoundaryStrategy(sink, lastSentenceBoundary); }
-  return { lastSentenceBoundary, createStrategy };
+  return { lastSentenceBoundary, OPTIONS, createStrategy };
 })();
 
 MODULES["smooth"] = (() => {
@@ -359,6 +405,14 @@ MODULES["smooth"] = (() => {
   // still drains in about `drainMs` instead of falling seconds behind at 24 characters a frame.
 
   const FRAME_MS = 1000 / 60;
+
+  // The options a designer may set (the playground's form, its validation and the export are generated from
+  // this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+  const OPTIONS = {
+    "drainMs": {"type": "number", "default": 120, "min": 0, "exclusiveMin": true, "max": 10000, "unit": "ms"},
+    "minChars": {"type": "integer", "default": 1, "min": 1, "max": 1000, "unit": "chars"},
+    "maxChars": {"type": "integer", "default": 24, "min": 1, "max": 10000, "unit": "chars", "atLeast": "minChars"}
+  };
 
   function createStrategy(sink, opts = {}) {
     const drainMs = opts.drainMs ?? 120;
@@ -385,11 +439,15 @@ MODULES["smooth"] = (() => {
       idle() { return pending.length === 0; },
     };
   }
-  return { createStrategy };
+  return { OPTIONS, createStrategy };
 })();
 
 MODULES["token"] = (() => {
   // token: paint every piece in the frame it becomes due; the reference strategy (lag < one frame).
+
+  // The options a designer may set (the playground's form, its validation and the export are generated from
+  // this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+  const OPTIONS = {};
 
   function createStrategy(sink) {
     return {
@@ -399,7 +457,7 @@ MODULES["token"] = (() => {
       idle() { return true; },
     };
   }
-  return { createStrategy };
+  return { OPTIONS, createStrategy };
 })();
 
 MODULES["typewriter"] = (() => {
@@ -407,6 +465,12 @@ MODULES["typewriter"] = (() => {
   // network does, as useSmoothText-style React hooks do: a fast stream builds a backlog that drains at that
   // rate after the stream ends; a slow one is shown as it comes. The credit carries between frames, so the rate holds
   // on any frame rate; it is dropped while nothing waits (no burst after a pause). Written for PaceLab.
+
+  // The options a designer may set (the playground's form, its validation and the export are generated from
+  // this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+  const OPTIONS = {
+    "charsPerSec": {"type": "number", "default": 100, "min": 0, "exclusiveMin": true, "max": 100000, "unit": "chars/s"}
+  };
 
   function createStrategy(sink, opts = {}) {
     const cps = opts.charsPerSec ?? 100;
@@ -430,7 +494,7 @@ MODULES["typewriter"] = (() => {
       idle() { return pending.length === 0; },
     };
   }
-  return { createStrategy };
+  return { OPTIONS, createStrategy };
 })();
 
 MODULES["word"] = (() => {
@@ -443,8 +507,12 @@ MODULES["word"] = (() => {
 
   function lastWordBoundary(text) { return pastLastMatch(BOUNDARY, text); }
 
+  // The options a designer may set (the playground's form, its validation and the export are generated from
+  // this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+  const OPTIONS = {};
+
   function createStrategy(sink) { return createBoundaryStrategy(sink, lastWordBoundary); }
-  return { lastWordBoundary, createStrategy };
+  return { lastWordBoundary, OPTIONS, createStrategy };
 })();
 
 // The public API of pacelab-smoother.js (scripts/build_smoother.py appends this file to the strategies): a
@@ -464,6 +532,13 @@ const STRATEGIES = MODULES; // every strategy by its file name
 
 export const STRATEGY_NAMES = Object.keys(STRATEGIES).filter((k) => k !== "boundary");
 const HIDDEN_TICK_MS = 100;
+
+/** The options `strategy` declares: {name: {type, default, min, max, exclusiveMin, choices, unit, atLeast}}. */
+export function strategyOptions(strategy) {
+  const mod = STRATEGIES[strategy];
+  if (!mod || strategy === "boundary") throw new Error(`pacelab-smoother: unknown strategy ${strategy}`);
+  return JSON.parse(JSON.stringify(mod.OPTIONS ?? {}));
+}
 
 const hidden = () => typeof document !== "undefined" && document.visibilityState === "hidden";
 

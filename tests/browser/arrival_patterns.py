@@ -1,10 +1,10 @@
-"""Named arrival patterns for the smoother tests and benchmarks/smoothers.py: when each piece of text arrives.
+"""Hand-built arrival shapes for the preset tests (tests/browser/test_presets.py): when each piece of text arrives.
 
-Each pattern is a builder ``(seed) -> frames`` (``{seq, t_ms, text, channel, tokens}``, content only), made
-from the bundled texts with the synthetic timing models PaceLab already has (``playback.core.synth``: gamma jitter,
-exponential stalls, bursts) plus a few hand-built shapes a chat client meets (a fast provider's dump, a
-single dump at the end, a boundary-less blob). ``PATTERNS`` maps a name to its builder; the named timing
-models of issue 43 item 2 are added here by name (``register``) when they land, without touching the callers.
+The benchmark and the playground use the named patterns of ``playback.core.arrivals``; these shapes stay for
+the preset tests, which check documented properties on edge shapes the named patterns do not have (an 800-char
+hex blob with no boundary at all, a trickle followed by one dump of the rest, 40-char pieces every ~13 ms).
+Each is a builder ``(seed) -> frames`` (``{seq, t_ms, text, channel, tokens}``, content only), made from the
+bundled texts with PaceLab's synthetic timing models (``playback.core.synth``) or by hand.
 """
 
 from __future__ import annotations

@@ -39,7 +39,9 @@ export function createDesignClock(name, opts, start, frameMs = IDEAL_FRAME_MS) {
     advance(until) {
       while (v <= until) {
         now = v;
-        while (inbox.length && inbox[0].piece.at <= v) {
+        // v is a running sum on the performance.now() base, so an arrival on a tick (300 ms = 18 ticks) may
+        // compare a rounding error above it: a microsecond's tolerance keeps the design the same on every start
+        while (inbox.length && inbox[0].piece.at <= v + 1e-3) {
           const { piece, charEnd, seq } = inbox.shift();
           waiting.push([charEnd, seq]);
           shadow.push(piece, v);

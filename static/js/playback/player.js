@@ -7,6 +7,12 @@
 // moment its last character entered the DOM (performance.now() after the render; never earlier than the
 // frame start, which is kept as frame_start_ms); painted_minus_scheduled = that - (start + t_ms). Its design time is
 // when the strategy means to show it (designclock.js); painted_minus_design is the lateness the page adds.
+//
+// Slow motion (`timeScale` < 1, e.g. 0.5): the whole stream runs on a slowed clock, stream time = start +
+// (performance.now() - start) * timeScale. Arrivals, the strategy's timers, the design clock and every time in
+// the paint log are on that clock, and the strategy is ticked once per 60 Hz frame *of stream time* (every
+// second animation frame at ½), so a slowed play paints what the real-speed play would, just slower to watch.
+// A live frame's network arrival keeps its offset from the start in stream time (it waits in the inbox).
 
 import { createDesignClock } from "./designclock.js";
 import { summarize } from "./fidelity.js";
@@ -16,6 +22,7 @@ import { createSink } from "./sinks.js";
 import { createStrategy } from "./strategies/index.js";
 
 const HIDDEN_TICK_MS = 100; // rAF stops in hidden tabs; keep the clock going with a timer meanwhile
+const STREAM_FRAME_MS = 1000 / 60; // slow motion ticks the strategy once per 60 Hz frame of stream time
 
 function resolveContainer(container) {
   const el = typeof container === "string" ? document.querySelector(container) : container;
@@ -38,7 +45,7 @@ const codePoints = (s) => Array.from(s).length;
 
 /**
  * options: {container, strategy = "token", strategyOptions, indicator = "none", indicatorOptions, lang = "en",
- *           format = "markdown" | "plain", batch: {everyMs, maxEntries}}
+ *           format = "markdown" | "plain", batch: {everyMs, maxEntries}, timeScale = 1 (0.5: half speed)}
  */
 export function createPlayer(options = {}) {
   const root = resolveContainer(options.container);
@@ -46,6 +53,12 @@ export function createPlayer(options = {}) {
   const strategyName = options.strategy || "token";
   const indicatorName = options.indicator || "none";
   const doc = root.ownerDocument;
+  const scale = options.timeScale ?? 1;
+  if (!(scale > 0 && scale <= 1)) throw new Error(`pacelab: timeScale must be in (0, 1], got ${options.timeScale}`);
+  const slow = scale !== 1;
+  /** Stream time of a performance.now() reading (the identity at normal speed). */
+  const streamTime = (real) => (slow && start !== null ? start + (real - start) * scale : real);
+  const perfNow = () => streamTime(performance.now());
 
   root.classList.add("pl-player");
   root.dataset.strategy = strategyName;
@@ -112,7 +125,7 @@ export function createPlayer(options = {}) {
     if (frame.channel === "reasoning") {
       if (indicator && indicator.reasoning && indicatorRemovedAt === null) {
         indicator.reasoning(frame.text);
-        log.paints.push(paintEntry(now, frame.text, frame.seq, frame.seq, "reasoning", performance.now()));
+        log.paints.push(paintEntry(now, frame.text, frame.seq, frame.seq, "reasoning", perfNow()));
         settle(rec, now);
       } else {
         settle(rec, null); // not shown by this indicator (or arrived after the answer began)
@@ -131,15 +144,18 @@ export function createPlayer(options = {}) {
   // frame's rendering (a setTimeout(0) queued inside the rAF callback), filled in later where rAF drives.
   function paintEntry(now, text, seqFrom, seqTo, channel, domAt) {
     const entry = { t_ms: now - start, perf_ms: now, dom_ms: Math.max(domAt, now) - start, after_paint_ms: null,
+                    wall_ms: performance.now() - start, // real time since the start (= dom_ms unless slow motion)
                     chars: codePoints(text), text, seq_from: seqFrom, seq_to: seqTo, channel,
                     hidden: doc.visibilityState === "hidden" };
-    if (timerId === null) setTimeout(() => { entry.after_paint_ms = performance.now() - start; }, 0);
+    if (timerId === null) setTimeout(() => { entry.after_paint_ms = perfNow() - start; }, 0);
     return entry;
   }
 
-  function tick(now, fromRaf) {
+  function tick(real, fromRaf) {
     rafId = null;
     if (finished) return;
+    let now = streamTime(real);
+    if (slow && lastTick !== null && now - lastTick < STREAM_FRAME_MS - 1) { schedule_(); return; }
     if (fromRaf) {
       if (lastRaf !== null) log.rafGaps.push(now - lastRaf);
       lastRaf = now;
@@ -147,7 +163,7 @@ export function createPlayer(options = {}) {
     // Chromium and Firefox stamp an animation frame with its vsync time, which on a busy main thread is tens of
     // ms before the callback runs and before frames a socket (or timer) delivered meanwhile (WebKit stamps the
     // callback's own time). Nothing is painted before it arrived, nor before an earlier paint of this player.
-    if (inbox.length) now = Math.max(now, inbox[inbox.length - 1][1]);
+    if (inbox.length && !slow) now = Math.max(now, inbox[inbox.length - 1][1]);
     if (lastTick !== null) now = Math.max(now, lastTick);
     lastTick = now;
     const rel = now - start;
@@ -157,7 +173,7 @@ export function createPlayer(options = {}) {
         dispatch(f, start + f.t_ms, now);
       }
     }
-    while (inbox.length) {
+    while (inbox.length && (!slow || inbox[0][1] <= now)) { // slow motion: a frame waits for its stream time
       const [f, arrival] = inbox.shift();
       dispatch(f, arrival, now);
     }
@@ -174,7 +190,7 @@ export function createPlayer(options = {}) {
       const text = revealedThisFrame;
       revealedThisFrame = "";
       sink.flush(now);
-      const domAt = Math.max(now, performance.now()); // the text is in the DOM now
+      const domAt = Math.max(now, perfNow()); // the text is in the DOM now
       const from = revealedLen;
       revealedLen += text.length;
       let seqFrom = null;
@@ -265,6 +281,7 @@ export function createPlayer(options = {}) {
     /** Live mode: a frame arrived from the network; it is due now. */
     pushFrame(frame) {
       if (inputEnded) throw new Error("pacelab: stream already ended");
+      // slow motion: the arrival keeps its offset from the start, now on the stream clock (held until then)
       inbox.push([validFrame(frame), performance.now()]);
       if (start !== null) schedule_();
     },
@@ -301,6 +318,10 @@ export function createPlayer(options = {}) {
     get paintLog() { return log; },
     get revealedText() { return sink.text; },
     get startTime() { return start; },
+    get timeScale() { return scale; },
+    /** When the strategy means to paint (its design clock's paints, ms from the start, stream time). */
+    get designPaintTimes() { return design ? [...design.paintTimes] : []; },
+    get strategyOptions() { return { ...(options.strategyOptions || {}) }; },
     get finished() { return finished; },
     done,
   };

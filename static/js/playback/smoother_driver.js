@@ -16,6 +16,13 @@ import { STRATEGIES } from "./strategies/index.js";
 export const STRATEGY_NAMES = Object.keys(STRATEGIES).filter((k) => k !== "boundary");
 const HIDDEN_TICK_MS = 100;
 
+/** The options `strategy` declares: {name: {type, default, min, max, exclusiveMin, choices, unit, atLeast}}. */
+export function strategyOptions(strategy) {
+  const mod = STRATEGIES[strategy];
+  if (!mod || strategy === "boundary") throw new Error(`pacelab-smoother: unknown strategy ${strategy}`);
+  return JSON.parse(JSON.stringify(mod.OPTIONS ?? {}));
+}
+
 const hidden = () => typeof document !== "undefined" && document.visibilityState === "hidden";
 
 /**

@@ -1,20 +1,31 @@
-// The designer playground page: plays every variant's playback side by side through playback/client.js,
-// shows each panel's fidelity live (from the player's paint log) and the server's stored summary at the end.
-// "Replay" asks the server for fresh playbacks of the same configuration (a playback is played once).
-// window.__playground exposes the runs for browser tests.
+// The designer playground page: plays the variants' playbacks side by side (or one alone) through
+// playback/client.js, at normal speed or in slow motion (the player's timeScale), keeps each panel's answer in
+// view (own scroll, following the newest text), draws each variant's paint timeline (timeline.js) and its
+// smoother numbers (smoother_stats.js, as benchmarks/smoothers.py computes them), and the server's stored
+// fidelity summary at the end. A playback is played once: a second play asks the server for fresh ones.
+// The settings form shows the options of the chosen strategy only. window.__playground exposes the runs for
+// browser tests.
 
 import { createClient } from "../playback/client.js";
 import { percentile } from "../playback/fidelity.js";
+import { smootherStats } from "./smoother_stats.js";
+import { drawTimeline } from "./timeline.js";
 
 const data = JSON.parse(document.getElementById("playground-data").textContent);
 const S = data.strings;
 const runs = {};
-let variants = data.variants.filter((v) => v.token);
+const variants = {}; // letter -> {letter, token, mode, player, chars, end_ms}
+const fresh = {}; // letter -> its token was not played yet
+for (const v of data.variants) if (v.token) { variants[v.letter] = v; fresh[v.letter] = true; }
 let round = 0;
+let following = null; // rAF id of the auto-scroll loop
 
-const panel = (letter) => document.getElementById(`pg-panel-${letter}`);
+const $ = (id) => document.getElementById(id);
+const panel = (letter) => $(`pg-panel-${letter}`);
 const part = (letter, role) => panel(letter).querySelector(`[data-role="${role}"]`);
 const fmt = (x) => (x === null || x === undefined || Number.isNaN(x) ? "–" : x.toFixed(1));
+const ms = (x) => (x === null || x === undefined || !Number.isFinite(x) ? "–" : `${Math.round(x)} ms`);
+const buttons = () => [$("pg-play"), $("pg-replay"), ...document.querySelectorAll("[data-role=play-one]")];
 
 function csrfToken() {
   const input = document.querySelector("input[name=csrfmiddlewaretoken]");
@@ -28,12 +39,44 @@ function lags(player) {
     .sort((a, b) => a - b);
 }
 
-function showLive(letter, player) {
+/** The arrivals of a run: the schedule (prefetch) or the frames the player took in (live), content only. */
+function arrivals(run) {
+  const client = run.client;
+  if (client.frames) {
+    return client.frames.filter((f) => (f.channel ?? "content") === "content" && f.text)
+      .map((f) => ({ seq: f.seq, t_ms: f.t_ms, chars: f.text.length }));
+  }
+  return client.player.paintLog.frames.filter((f) => f.channel === "content" && !f.empty)
+    .map((f) => ({ seq: f.seq, t_ms: f.t_ms, chars: f.charEnd - f.charStart }))
+    .sort((a, b) => a.t_ms - b.t_ms || a.seq - b.seq);
+}
+
+const contentPaints = (player) => player.paintLog.paints.filter((p) => p.channel === "content");
+
+function showLive(letter, run, final = false) {
+  const player = run.client.player;
+  if (!player) return;
   const sorted = lags(player);
-  if (!sorted.length) return;
-  part(letter, "p50").textContent = fmt(percentile(sorted, 50));
-  part(letter, "p95").textContent = fmt(percentile(sorted, 95));
-  part(letter, "painted").textContent = `(${sorted.length} ${S.frames})`;
+  if (sorted.length) {
+    part(letter, "p50").textContent = fmt(percentile(sorted, 50));
+    part(letter, "p95").textContent = fmt(percentile(sorted, 95));
+    part(letter, "painted").textContent = `(${sorted.length} ${S.frames})`;
+  }
+  const frames = arrivals(run);
+  const paints = contentPaints(player);
+  const v = variants[letter];
+  // the timeline is drawn once the variant finished: building hundreds of SVG nodes while the players paint
+  // would take main-thread time from the very paints being measured
+  if (final) drawTimeline(part(letter, "timeline"), { frames, paints, totalChars: v.chars, endMs: v.end_ms,
+                                                     labels: S });
+  const stats = smootherStats(frames, paints);
+  run.stats = stats;
+  if (!stats) return;
+  const stat = (name) => panel(letter).querySelector(`[data-stat="${name}"]`);
+  stat("delay").textContent = `${Math.round(stats.p50)} / ${Math.round(stats.p95)} / ${Math.round(stats.max)} ms`;
+  stat("ttfp").textContent = ms(stats.ttfp);
+  stat("hold").textContent = ms(stats.hold);
+  stat("last").textContent = stats.complete ? ms(stats.last) : "–";
 }
 
 async function showServer(letter, token, run) {
@@ -52,43 +95,91 @@ function reset(letter) {
   const host = part(letter, "player");
   host.replaceChildren();
   host.className = "pg-player";
+  host.dataset.follow = "1";
+  host.scrollTop = 0;
   for (const role of ["p50", "p95"]) part(letter, role).textContent = "–";
   for (const role of ["painted", "server", "error"]) part(letter, role).textContent = "";
+  for (const dd of panel(letter).querySelectorAll("[data-stat]")) dd.textContent = "–";
+  part(letter, "timeline").replaceChildren();
   return host;
 }
 
-async function playAll() {
+/** Each playing panel follows its newest text unless the designer scrolled up in it. */
+function follow() {
+  for (const run of Object.values(runs)) {
+    const player = run.client && run.client.player;
+    const length = player ? player.revealedText.length : 0;
+    if (length === run.followed) continue; // nothing new: no layout read this frame
+    run.followed = length;
+    const host = part(run.letter, "player");
+    if (host.dataset.follow === "1") host.scrollTop = host.scrollHeight;
+  }
+  following = Object.values(runs).some((r) => !r.finished) ? requestAnimationFrame(follow) : null;
+}
+
+for (const host of document.querySelectorAll(".pg-player")) {
+  host.addEventListener("scroll", () => {
+    host.dataset.follow = host.scrollTop + host.clientHeight >= host.scrollHeight - 24 ? "1" : "0";
+  });
+}
+
+/** Fresh playbacks from the server: of every variant, or of `only` one. */
+async function refresh(only) {
+  const body = new URLSearchParams(only ? { only } : {});
+  const response = await fetch(`${data.urls.playbacks}${window.location.search}`, {
+    method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": csrfToken() }, body,
+  });
+  const out = await response.json().catch(() => ({ errors: [`HTTP ${response.status}`] }));
+  if (!response.ok) throw new Error(`${S.replay_failed}: ${(out.errors || []).join("; ")}`);
+  for (const v of out.variants) if (v.token) { variants[v.letter] = v; fresh[v.letter] = true; }
+}
+
+async function play(letters, { renew = false } = {}) {
   const myRound = ++round;
-  document.getElementById("pg-play").disabled = true;
-  document.getElementById("pg-replay").disabled = true;
-  for (const run of Object.values(runs)) if (run.client) run.client.close();
+  for (const b of buttons()) b.disabled = true;
+  for (const run of Object.values(runs)) if (run.client && !run.finished) run.client.close();
   for (const key of Object.keys(runs)) delete runs[key];
-  const clients = variants.map((v) => {
-    const container = reset(v.letter);
-    const run = { letter: v.letter, token: v.token, mode: v.mode, result: null, server: null, errors: [] };
-    runs[v.letter] = run;
+  const timeScale = Number($("pg-speed").value) || 1;
+  try {
+    if (renew) await refresh("");
+    else await Promise.all(letters.filter((l) => !fresh[l]).map((l) => refresh(l))); // played ones only
+  } catch (e) {
+    for (const l of letters) part(l, "error").textContent = String(e.message || e);
+    for (const b of buttons()) b.disabled = false;
+    return;
+  }
+  $("pg-stage").scrollIntoView({ block: "start" });
+  const clients = letters.map((letter) => {
+    const v = variants[letter];
+    fresh[letter] = false;
+    const container = reset(letter);
+    const run = { letter, token: v.token, mode: v.mode, timeScale, result: null, server: null, errors: [],
+                  stats: null };
+    runs[letter] = run;
     run.client = createClient({
       token: v.token,
-      player: { ...v.player, container },
-      onStatus: (state) => { part(v.letter, "status").textContent = S[state] || state; },
-      onError: (message) => { run.errors.push(message); part(v.letter, "error").textContent = message; },
-      onPaintBatch: (_batch, player) => showLive(v.letter, player),
+      player: { ...v.player, container, timeScale },
+      onStatus: (state) => { part(letter, "status").textContent = S[state] || state; },
+      onError: (message) => { run.errors.push(message); part(letter, "error").textContent = message; },
+      onPaintBatch: () => showLive(letter, run),
     });
     return run;
   });
   try {
     await Promise.all(clients.map((run) => run.client.prepare()));
   } catch (e) {
-    document.getElementById("pg-replay").disabled = false;
+    for (const b of buttons()) b.disabled = false;
     return;
   }
   if (myRound !== round) return;
   const startAt = performance.now(); // every variant starts on the same clock tick
-  for (const run of clients) run.client.begin(startAt);
+  for (const run of clients) { run.startAt = startAt; run.client.begin(startAt); }
+  if (following === null) following = requestAnimationFrame(follow);
   await Promise.all(clients.map(async (run) => {
     try {
       run.result = await run.client.done;
-      showLive(run.letter, run.client.player);
+      run.wallMs = performance.now() - run.startAt;
+      showLive(run.letter, run, true);
       await showServer(run.letter, run.token, run);
     } catch (e) {
       run.errors.push(String(e.message || e));
@@ -97,36 +188,44 @@ async function playAll() {
       run.finished = true;
     }
   }));
-  if (myRound === round) document.getElementById("pg-replay").disabled = false;
+  if (myRound === round) for (const b of buttons()) b.disabled = false;
 }
 
-async function replay() {
-  document.getElementById("pg-replay").disabled = true;
-  const response = await fetch(`${data.urls.playbacks}${window.location.search}`, {
-    method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": csrfToken() },
-  });
-  const body = await response.json().catch(() => ({ errors: [`HTTP ${response.status}`] }));
-  if (!response.ok) {
-    for (const v of variants) part(v.letter, "error").textContent = `${S.replay_failed}: ${body.errors.join("; ")}`;
-    document.getElementById("pg-replay").disabled = false;
-    return;
-  }
-  variants = body.variants.filter((v) => v.token);
-  await playAll();
+const letters = () => Object.keys(variants).sort();
+$("pg-play").addEventListener("click", () => { play(letters()); });
+$("pg-replay").addEventListener("click", () => { play(letters(), { renew: true }); });
+for (const button of document.querySelectorAll("[data-role=play-one]")) {
+  button.addEventListener("click", () => { play([button.closest(".pg-panel").dataset.letter]); });
 }
+if (!letters().length) $("pg-play").disabled = true;
+$("pg-replay").disabled = true;
 
-document.getElementById("pg-play").addEventListener("click", () => { playAll(); });
-document.getElementById("pg-replay").addEventListener("click", () => { replay(); });
-if (!variants.length) document.getElementById("pg-play").disabled = true;
+// The settings form: only the chosen strategy's options are shown and submitted.
+for (const select of document.querySelectorAll("select[data-role=render]")) {
+  const form = select.closest("fieldset");
+  const sync = () => {
+    for (const group of form.querySelectorAll(".pg-opts")) {
+      const on = group.dataset.strategy === select.value;
+      group.hidden = !on;
+      for (const input of group.querySelectorAll("input, select")) input.disabled = !on;
+    }
+  };
+  select.addEventListener("change", sync);
+  sync();
+}
 
 function result(letter) {
   const run = runs[letter];
   const player = run.client.player;
+  const paints = player ? contentPaints(player) : [];
   return {
     letter,
     token: run.token,
     mode: run.mode,
     state: run.client.state,
+    timeScale: run.timeScale,
+    wallMs: run.wallMs ?? null,
+    strategyOptions: player ? player.strategyOptions : null,
     revealedText: player ? player.revealedText : null,
     textContent: player ? panel(letter).querySelector(".pl-output").textContent : null,
     summary: run.result ? run.result.summary : null,
@@ -135,10 +234,17 @@ function result(letter) {
     sentBatches: run.client.sentBatches,
     server: run.server,
     errors: run.errors,
+    stats: run.stats,
+    arrivals: player ? arrivals(run) : [],
+    paints: paints.map((p) => ({ t_ms: p.t_ms, dom_ms: p.dom_ms, wall_ms: p.wall_ms, text: p.text })),
+    designPaints: player ? player.designPaintTimes : [],
+    timelinePoints: part(letter, "timeline").querySelectorAll(".pg-tl-paints circle").length,
     shown: {
       p50: part(letter, "p50").textContent,
       p95: part(letter, "p95").textContent,
       server: part(letter, "server").textContent,
+      stats: Object.fromEntries([...panel(letter).querySelectorAll("[data-stat]")]
+        .map((dd) => [dd.dataset.stat, dd.textContent])),
     },
   };
 }

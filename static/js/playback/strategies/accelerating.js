@@ -4,6 +4,14 @@
 // speed = end - (end - start) * exp(-backlog / `rampChars`), rounded down, at least 1 character.
 // Written from that description for PaceLab, not copied. Characters are code points (no split surrogates).
 
+// The options a designer may set (the playground's form, its validation and the export are generated from
+// this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+export const OPTIONS = {
+  "startSpeed": {"type": "integer", "default": 2, "min": 1, "max": 1000, "unit": "chars/frame"},
+  "endSpeed": {"type": "integer", "default": 24, "min": 1, "max": 1000, "unit": "chars/frame", "atLeast": "startSpeed"},
+  "rampChars": {"type": "number", "default": 120, "min": 0, "exclusiveMin": true, "max": 100000, "unit": "chars"}
+};
+
 export function createStrategy(sink, opts = {}) {
   const start = opts.startSpeed ?? 2;
   const end = opts.endSpeed ?? 24;

@@ -39,6 +39,13 @@ export function chunkDetector(chunking = "word", locale = undefined) {
 
 const pageHidden = () => typeof document !== "undefined" && document.visibilityState === "hidden";
 
+// The options a designer may set (the playground's form, its validation and the export are generated from
+// this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+export const OPTIONS = {
+  "delayInMs": {"type": "number", "default": 10, "min": 0, "max": 10000, "unit": "ms"},
+  "chunking": {"type": "choice", "default": "word", "choices": ["word", "line", "segmenter"]}
+};
+
 export function createStrategy(sink, opts = {}) {
   const delayInMs = opts.delayInMs === null ? 0 : (opts.delayInMs ?? 10);
   if (!(delayInMs >= 0)) throw new Error(`pacelab: ai-sdk-smooth: delayInMs must be >= 0, got ${opts.delayInMs}`);

@@ -2,6 +2,12 @@
 // setInterval-driven renderer would. A piece waits for the first flush boundary after its arrival, then for
 // the next animation frame: lag <= intervalMs + one frame.
 
+// The options a designer may set (the playground's form, its validation and the export are generated from
+// this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+export const OPTIONS = {
+  "intervalMs": {"type": "number", "default": 20, "min": 0, "exclusiveMin": true, "max": 10000, "unit": "ms"}
+};
+
 export function createStrategy(sink, opts = {}) {
   const interval = opts.intervalMs ?? 20;
   let origin = null; // the flush clock starts with the first piece's arrival

@@ -12,6 +12,17 @@
 // description gives no number: floor 20 chars/s, minWindowMs 250 (so a first small chunk
 // reads as a slow stream and is painted at once).
 
+// The options a designer may set (the playground's form, its validation and the export are generated from
+// this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+export const OPTIONS = {
+  "maxBufferedMs": {"type": "number", "default": 400, "min": 0, "max": 60000, "unit": "ms"},
+  "floorCharsPerSec": {"type": "number", "default": 20, "min": 0, "max": 100000, "unit": "chars/s"},
+  "tauMs": {"type": "number", "default": 1000, "min": 0, "exclusiveMin": true, "max": 60000, "unit": "ms"},
+  "headroom": {"type": "number", "default": 1.1, "min": 0, "exclusiveMin": true, "max": 10},
+  "flushChars": {"type": "integer", "default": 64, "min": 1, "max": 100000, "unit": "chars"},
+  "minWindowMs": {"type": "number", "default": 250, "min": 1, "max": 60000, "unit": "ms"}
+};
+
 export function createStrategy(sink, opts = {}) {
   const tau = opts.tauMs ?? 1000;
   const headroom = opts.headroom ?? 1.1;

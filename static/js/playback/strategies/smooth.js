@@ -8,6 +8,14 @@
 
 const FRAME_MS = 1000 / 60;
 
+// The options a designer may set (the playground's form, its validation and the export are generated from
+// this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+export const OPTIONS = {
+  "drainMs": {"type": "number", "default": 120, "min": 0, "exclusiveMin": true, "max": 10000, "unit": "ms"},
+  "minChars": {"type": "integer", "default": 1, "min": 1, "max": 1000, "unit": "chars"},
+  "maxChars": {"type": "integer", "default": 24, "min": 1, "max": 10000, "unit": "chars", "atLeast": "minChars"}
+};
+
 export function createStrategy(sink, opts = {}) {
   const drainMs = opts.drainMs ?? 120;
   const minChars = opts.minChars ?? 1;

@@ -3,6 +3,12 @@
 // rate after the stream ends; a slow one is shown as it comes. The credit carries between frames, so the rate holds
 // on any frame rate; it is dropped while nothing waits (no burst after a pause). Written for PaceLab.
 
+// The options a designer may set (the playground's form, its validation and the export are generated from
+// this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+export const OPTIONS = {
+  "charsPerSec": {"type": "number", "default": 100, "min": 0, "exclusiveMin": true, "max": 100000, "unit": "chars/s"}
+};
+
 export function createStrategy(sink, opts = {}) {
   const cps = opts.charsPerSec ?? 100;
   if (!(cps > 0)) throw new Error(`pacelab: typewriter: charsPerSec must be > 0, got ${opts.charsPerSec}`);
