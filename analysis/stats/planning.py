@@ -12,10 +12,11 @@ reports per participant count:
   share of runs in which the two 95 % intervals do not overlap (so the results page shows them apart). Not
   overlapping is stricter than a test of the difference at 5 %: the power it reports is conservative.
 
-The analysis is the pipeline's (``analysis.stats.pipeline.run``) on the acceptability trials, with the options that
-change no headline interval turned off to save time: no goodness-of-fit bootstrap, no participant jackknife of the
-pooled curve (it widens the pooled interval, not the population's), no individual fits (they feed only the mean of
-individual thresholds). Pure Python; processes on every core.
+The analysis is the pipeline's headline stages (``analysis.stats.pipeline.headline_run``: exclusions, the
+per-condition fits and the population model, through ``pipeline.run``'s functions) on the acceptability trials, with
+the options that change no population interval turned off to save time: no goodness-of-fit bootstrap, no participant
+jackknife of the pooled curve (it widens the pooled interval, not the population's), no individual fits (they feed
+only the mean of individual thresholds). Pure Python; processes on every core.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ def one_run(spec: Mapping[str, Any], population: simulate.PopulationLike, n: int
     warnings.simplefilter("ignore")
     t = time.perf_counter()
     trials, participants = simulate.study_frame(spec, population, n, seed, streams=simulate.streams_for(spec))
-    results = pipeline.run(yes_no_only(trials), participants, spec=spec, options=OPTIONS)
+    results = pipeline.headline_run(yes_no_only(trials), participants, spec=spec, options=OPTIONS)
     return {"n": n, "seed": seed, "seconds": time.perf_counter() - t, "rows": headline.numbers(results)}
 
 
