@@ -288,6 +288,12 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> list[float] | None:
     return [max(0.0, centre - half), min(1.0, centre + half)]
 
 
+def _power_half(runs: int) -> float:
+    """Half the Wilson 95 % interval of a power of 50 % from ``runs`` runs, in percentage points."""
+    lo, hi = wilson(runs // 2, runs) or [0.0, 1.0]
+    return 100 * (hi - lo) / 2
+
+
 def sentences(result: Plan) -> list[str]:
     """The table as a researcher reads it: "with 40 participants the 75 % point at ttft=1500 is known to ±1.8
     tokens/s"."""
@@ -333,4 +339,8 @@ def table(result: Plan) -> str:
     lines += ["", *sentences(result), "",
               f"{result.seconds_per_study:.2f} s per simulated study (median), {result.wall_s:.0f} s wall on "
               f"{result.processes} process(es)"]
+    if result.runs < DEFAULT_RUNS:
+        lines.append(f"{result.runs} runs per participant count (the default is {DEFAULT_RUNS}): a rough plan; each "
+                     f"median width is known only to its 'width 95 % CI' and each power to its '95 % CI' above "
+                     f"(at {result.runs} runs a power near 50 % to about ±{_power_half(result.runs):.0f} points)")
     return "\n".join(lines)
