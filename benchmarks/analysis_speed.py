@@ -8,8 +8,11 @@ checkout changes); each tree runs ``benchmarks/e2e.py``'s ``one_study`` on the s
 after the other, after one warm-up study (the stream cache). Times are CPU seconds of that process (on a shared
 machine wall time mostly measures the neighbours), split into the simulation
 (``analysis.stats.simulate.study_frame``) and the analysis (``analysis.stats.pipeline.run``); wall seconds follow.
-The last columns compare the headline numbers (``analysis.tables.headline.numbers``) of the two trees: the largest
-relative difference over every number of the study.
+"head new" is the reduced path the validation and the planner analyse with (``pipeline.headline_run``: only the
+stages the headline reads) on the same frames, and "ratio head" the old total against simulation + reduced path
+("same": its headline numbers equal the full pipeline's). The last columns compare the headline numbers
+(``analysis.tables.headline.numbers``) of the two trees: the largest relative difference over every number of the
+study.
 """
 
 from __future__ import annotations
@@ -36,7 +39,12 @@ try:  # the layout of issue 42
     from analysis.stats.pipeline import Options, run
     from analysis.tables import headline
     from studyapp.design.counterbalance import sub_seed
-except ImportError:  # the baseline tree's flat layout
+    try:
+        from analysis.stats.pipeline import headline_run
+    except ImportError:
+        headline_run = None
+except ImportError:
+    headline_run = None  # the baseline tree's flat layout
     from analysis import e2e_designs, headline, simulate
     from analysis.pipeline import Options, run
     from studyapp.counterbalance import sub_seed
@@ -51,8 +59,13 @@ for name in designs:
         c1 = time.process_time()
         results = run(trials, participants, spec=design.study, options=Options())
         c2, w2 = time.process_time(), time.perf_counter()
-        return {"design": name, "index": index, "simulate": c1 - c0, "analysis": c2 - c1, "wall": w2 - w0,
-                "rows": headline.numbers(results)}
+        out = {"design": name, "index": index, "simulate": c1 - c0, "analysis": c2 - c1, "wall": w2 - w0,
+               "rows": headline.numbers(results)}
+        if headline_run is not None:  # the reduced path of the validation and the planner, on the same frames
+            reduced = headline_run(trials, participants, spec=design.study, options=Options())
+            out["headline"] = time.process_time() - c2
+            out["headline_same"] = headline.numbers(reduced) == out["rows"]
+        return out
     one(10_000)  # warm-up: the stream cache
     out += [one(i) for i in range(studies)]
 print(json.dumps(out))
@@ -103,19 +116,24 @@ def main(argv: list[str] | None = None) -> int:
     new = _run(ROOT, args.designs, args.studies)
     print(f"seconds per simulated study (CPU of the process), baseline {args.baseline} against this checkout")
     head = (f"{'design':8} {'study':>5} {'sim old':>8} {'sim new':>8} {'ana old':>8} {'ana new':>8} {'total old':>9} "
-            f"{'total new':>9} {'ratio':>6} {'wall old':>8} {'wall new':>8}  largest headline difference")
+            f"{'total new':>9} {'ratio':>6} {'head new':>8} {'ratio head':>10} {'same':>4} "
+            f"{'wall old':>8} {'wall new':>8}  largest headline difference")
     print(head)
     print("-" * len(head))
-    totals = [0.0, 0.0]
+    totals = [0.0, 0.0, 0.0]
     for o, n in zip(base, new, strict=True):
         to, tn = o["simulate"] + o["analysis"], n["simulate"] + n["analysis"]
+        th = n["simulate"] + n.get("headline", math.nan)
         totals[0] += to
         totals[1] += tn
+        totals[2] += th
         diff, where = _largest_difference(o["rows"], n["rows"])
         print(f"{o['design']:8} {o['index']:5d} {o['simulate']:8.2f} {n['simulate']:8.2f} {o['analysis']:8.2f} "
-              f"{n['analysis']:8.2f} {to:9.2f} {tn:9.2f} {to / tn:6.1f} {o['wall']:8.1f} {n['wall']:8.1f}  "
+              f"{n['analysis']:8.2f} {to:9.2f} {tn:9.2f} {to / tn:6.1f} {n.get('headline', math.nan):8.2f} "
+              f"{to / th:10.1f} {'yes' if n.get('headline_same') else 'NO':>4} {o['wall']:8.1f} {n['wall']:8.1f}  "
               + (f"{diff:.1e} ({where})" if where else f"{diff:.1e}"))
-    print(f"all studies: {totals[0]:.1f} s against {totals[1]:.1f} s, {totals[0] / totals[1]:.1f} times faster")
+    print(f"all studies: {totals[0]:.1f} s against {totals[1]:.1f} s, {totals[0] / totals[1]:.1f} times faster; "
+          f"simulation + reduced path {totals[2]:.1f} s, {totals[0] / totals[2]:.1f} times faster")
     return 0
 
 

@@ -9,8 +9,10 @@ population: each participant's journey is the server's, each bot answers with it
 (``studyapp.bots.observers``) from the streams it would be played, and the answers go through
 ``analysis.tables.tidy.build`` into the same tidy frame ``analysis.selectors.study_frame`` gives
 (``analysis.stats.simulate``; a test checks the answers equal a real ``run_bots`` run's). Then
-``analysis.stats.pipeline.run(trials, participants, spec=study)`` with its default
-options (exclusions, fits, population model): the numbers the results page shows.
+``analysis.stats.pipeline.headline_run(trials, participants, spec=study)`` with the default options: the stages of
+``pipeline.run`` whose numbers the headline reads (exclusions, the per-condition fits with their jackknife-widened
+intervals, the population model with its intervals), through the same functions, so the numbers are the ones the
+results page shows (a test checks they equal ``pipeline.run``'s exactly).
 
 Per design and condition (TTFT 200 and 1500 ms), over the studies:
 
@@ -46,7 +48,7 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis.stats import e2e_designs, simulate  # noqa: E402
-from analysis.stats.pipeline import Options, run  # noqa: E402
+from analysis.stats.pipeline import Options, headline_run  # noqa: E402
 from analysis.tables import headline
 from studyapp.design.counterbalance import sub_seed  # noqa: E402
 
@@ -61,7 +63,7 @@ def one_study(name: str, index: int, seed: int) -> dict:
     trials, participants = simulate.study_frame(design.study, design.population, design.participants,
                                                 sub_seed(seed, name, index),
                                                 streams=simulate.streams_for(design.study))
-    results = run(trials, participants, spec=design.study, options=Options())
+    results = headline_run(trials, participants, spec=design.study, options=Options())
     return {"design": name, "index": index, "seconds": time.perf_counter() - t,
             "rows": headline.numbers(results)}
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -368,7 +368,10 @@ def _psi_band(result, xs: np.ndarray, draws: int, rng: np.random.Generator) -> t
     return lo.tolist(), hi.tolist()
 
 
-def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng, quantile: float | None = None) -> dict:
+def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng, quantile: float | None = None, *,
+                curve: bool = True) -> dict:
+    """One acceptability fit with its report keys; ``curve=False`` (``headline_run``) leaves out the plotted
+    curve's band, the only use of ``rng``."""
     from analysis.stats import clustered
     from analysis.stats import psychometric as psy
 
@@ -393,7 +396,7 @@ def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng, quantile: float
     out["at_bound"] = _at_bound(out, bounds["lapse"], bounds["guess"])
     out["warnings"] += [bound_advice(name, out[name], bounds[name], opts.uses_log_axis) for name in out["at_bound"]]
     xs = np.geomspace(lo, hi, 60) if opts.uses_log_axis and lo > 0 else np.linspace(lo, hi, 60)
-    band = _psi_band(result, xs, 300, rng)
+    band = _psi_band(result, xs, 300, rng) if curve else None
     out["curve"] = {"x": xs.tolist(), "psi": np.asarray(result.psi(xs), dtype=float).tolist(),
                     "lo": band[0] if band else None, "hi": band[1] if band else None}
     out["points"] = [{"level": float(r["level"]), "n": int(r["count"]), "k": int(r["sum"]),
@@ -469,7 +472,11 @@ def bound_advice(name: str, value: float, bound: float, log_axis: bool) -> str:
             f"or {tries[-1]}")
 
 
-def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float], None]) -> list[dict]:
+def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float], None], *,
+                       headline_only: bool = False) -> list[dict]:
+    """The pooled acceptability fits, per block over all conditions ("pooled") and per condition.
+    ``headline_only`` (``headline_run``) fits only what the headline reads: no fit over all conditions where a
+    block has several (it is only plotted), and no curve bands."""
     from analysis.stats.psychometric import FitOptions
 
     rng = np.random.default_rng(options.seed)
@@ -491,11 +498,13 @@ def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float],
                  "quantile": quantile, "lapse_max": opts.lapse_bounds[1], "guess_max": opts.guess_bounds[1],
                  "conditions": [], "warnings": []}
         groups = [("pooled", d["data"])] + [(c, d["data"].loc[d["data"]["condition"] == c]) for c in d["order"]]
+        if headline_only and len(d["order"]) > 1:
+            groups = groups[1:]
         for cond, g in groups:
             tick(done / jobs)
             done += 1
             try:
-                fitted = _fit_yes_no(g, opts, options, rng, quantile)
+                fitted = _fit_yes_no(g, opts, options, rng, quantile, curve=not headline_only)
             except ValueError as exc:
                 entry["warnings"].append(f"{cond}: {exc}")
                 continue
@@ -954,4 +963,27 @@ def run(trials: pd.DataFrame, participants: pd.DataFrame | None = None, *, spec:
     results["fidelity"] = stage_fidelity(trials, participants, options)
     track.at("fidelity", 1.0)
     track.done()
+    return jsonable(results)
+
+
+def headline_run(trials: pd.DataFrame, participants: pd.DataFrame | None = None, *, spec: Mapping | None = None,
+                 options: Options | None = None) -> dict:
+    """Only the stages the headline reads (``analysis.tables.headline.numbers``), through ``run``'s own functions:
+    exclusions, the per-condition acceptability fits with their (jackknife-widened) intervals and the population
+    model with its intervals. Left out, as they feed no headline number: the fit over all conditions of a block with
+    several (plotted only), curve bands, the deviance test, individual fits (the mean of individual thresholds),
+    ratings, pairwise, predictors and fidelity. For the end-to-end validation and the planner, which simulate
+    hundreds of studies; ``headline.numbers`` of its results equals that of ``run``'s for the same data and
+    options (tests/analysis/stats/test_headline_run.py)."""
+    options = replace(options or Options(), deviance_samples=0, individual_max=0)
+    results: dict[str, Any] = {"pipeline_version": PIPELINE_VERSION, "options": asdict(options),
+                               "headline_only": True}
+    trials, participants, report = apply_rules(trials, participants, spec)
+    results["exclusions"] = stage_exclusions(trials, participants, report)
+    data = analysable(trials)
+    results["n"] = {"participants": int(data["participant"].nunique()) if "participant" in data.columns else 0,
+                    "trials": int(len(data))}
+    yn = _yes_no_sets(data, spec, options)
+    results["psychometric"] = stage_psychometric(yn, options, lambda f: None, headline_only=True)
+    results["population"] = stage_population(yn, results["psychometric"], options, lambda f: None)
     return jsonable(results)

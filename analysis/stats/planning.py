@@ -12,10 +12,11 @@ reports per participant count:
   share of runs in which the two 95 % intervals do not overlap (so the results page shows them apart). Not
   overlapping is stricter than a test of the difference at 5 %: the power it reports is conservative.
 
-The analysis is the pipeline's (``analysis.stats.pipeline.run``) on the acceptability trials, with the options that
-change no headline interval turned off to save time: no goodness-of-fit bootstrap, no participant jackknife of the
-pooled curve (it widens the pooled interval, not the population's), no individual fits (they feed only the mean of
-individual thresholds). Pure Python; processes on every core.
+The analysis is the pipeline's headline stages (``analysis.stats.pipeline.headline_run``: exclusions, the
+per-condition fits and the population model, through ``pipeline.run``'s functions) on the acceptability trials, with
+the options that change no population interval turned off to save time: no goodness-of-fit bootstrap, no participant
+jackknife of the pooled curve (it widens the pooled interval, not the population's), no individual fits (they feed
+only the mean of individual thresholds). Pure Python; processes on every core.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ def one_run(spec: Mapping[str, Any], population: simulate.PopulationLike, n: int
     warnings.simplefilter("ignore")
     t = time.perf_counter()
     trials, participants = simulate.study_frame(spec, population, n, seed, streams=simulate.streams_for(spec))
-    results = pipeline.run(yes_no_only(trials), participants, spec=spec, options=OPTIONS)
+    results = pipeline.headline_run(yes_no_only(trials), participants, spec=spec, options=OPTIONS)
     return {"n": n, "seed": seed, "seconds": time.perf_counter() - t, "rows": headline.numbers(results)}
 
 
@@ -287,6 +288,12 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> list[float] | None:
     return [max(0.0, centre - half), min(1.0, centre + half)]
 
 
+def _power_half(runs: int) -> float:
+    """Half the Wilson 95 % interval of a power of 50 % from ``runs`` runs, in percentage points."""
+    lo, hi = wilson(runs // 2, runs) or [0.0, 1.0]
+    return 100 * (hi - lo) / 2
+
+
 def sentences(result: Plan) -> list[str]:
     """The table as a researcher reads it: "with 40 participants the 75 % point at ttft=1500 is known to ±1.8
     tokens/s"."""
@@ -332,4 +339,8 @@ def table(result: Plan) -> str:
     lines += ["", *sentences(result), "",
               f"{result.seconds_per_study:.2f} s per simulated study (median), {result.wall_s:.0f} s wall on "
               f"{result.processes} process(es)"]
+    if result.runs < DEFAULT_RUNS:
+        lines.append(f"{result.runs} runs per participant count (the default is {DEFAULT_RUNS}): a rough plan; each "
+                     f"median width is known only to its 'width 95 % CI' and each power to its '95 % CI' above "
+                     f"(at {result.runs} runs a power near 50 % to about ±{_power_half(result.runs):.0f} points)")
     return "\n".join(lines)

@@ -149,15 +149,24 @@ def _unpack(theta, fixed_guess, opts: FitOptions, floor: float = 0.0):
     return mu, floor + np.exp(log_sigma), np.exp(log_w), lapse, guess
 
 
-def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quantile: float = 0.75,
-                   nodes: int = 241, individual: bool = True, reml: bool = True,
-                   sigma_interval: bool = True) -> PopulationResult:
-    """Fit the hierarchical model to one group; ``individual`` also fits each participant for the naive mean,
-    ``reml=False`` maximises the plain marginal likelihood (σ biased low with few participants),
-    ``sigma_interval=False`` leaves σ's profile interval out (NaN; a benchmark of the quantile need not pay for it)."""
-    opts = options or FitOptions(lapse_bounds=(0.0, 0.2), guess_bounds=(0.0, 0.2))
-    if not 0 < quantile < 1:
-        raise ValueError("quantile must lie strictly between 0 and 1")
+@dataclass(frozen=True)
+class _Data:
+    """One group's answers on the fitting axis, and the grid of thresholds the model integrates over."""
+
+    blocks: pd.DataFrame
+    axis: Axis
+    z: np.ndarray
+    n_total: np.ndarray
+    n_people: int
+    zu: np.ndarray  # the distinct levels on the fitting axis
+    yes: np.ndarray  # (participants, distinct levels)
+    no: np.ndarray
+    grid: np.ndarray
+    step: float
+    spread: float
+
+
+def _data(df: pd.DataFrame, opts: FitOptions, nodes: int) -> _Data:
     blocks = _columns(df)
     axis = Axis(log=opts.uses_log_axis, decreasing=opts.decreasing)
     z = axis.forward(blocks["level"].to_numpy(float))
@@ -169,12 +178,9 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         raise ValueError("a population fit needs at least two participants")
     if len(np.unique(z)) < 2:
         raise ValueError("a population fit needs at least two distinct levels")
-    sig = Sigmoid(opts.sigmoid, opts.pc, opts.alpha)
-    fixed_guess, _ = _guess_lapse(opts)
     zu, level_of = np.unique(z, return_inverse=True)
     spread = float(zu[-1] - zu[0])
     grid = np.linspace(zu[0] - spread, zu[-1] + spread, nodes)
-    step = grid[1] - grid[0]
     # each participant's yes and no answers per distinct level: ψ depends on the level only, so the binomial
     # log likelihood of every participant at every grid threshold is two (participants × levels) @ (levels × grid)
     # products over ψ at the distinct levels, not a log per answer row and grid node
@@ -182,7 +188,15 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     no = np.zeros((n_people, len(zu)))
     np.add.at(yes, (codes, level_of), k)
     np.add.at(no, (codes, level_of), n - k)
-    core_args = (zu[:, None], grid[None, :])
+    return _Data(blocks=blocks, axis=axis, z=z, n_total=n, n_people=n_people, zu=zu, yes=yes, no=no, grid=grid,
+                 step=grid[1] - grid[0], spread=spread)
+
+
+def _negative_log_likelihood(d: _Data, opts: FitOptions, fixed_guess):
+    """The marginal negative log likelihood of θ (``_unpack``); ``reml=True`` adds the Cox–Reid adjustment."""
+    sig = Sigmoid(opts.sigmoid, opts.pc, opts.alpha)
+    core_args = (d.zu[:, None], d.grid[None, :])
+    grid, step, spread, yes, no = d.grid, d.step, d.spread, d.yes, d.no
 
     def nll(theta, reml=False):
         # the profiles' searches reach widths and spreads that over- or underflow: those points are refused (1e300)
@@ -200,34 +214,37 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
                 val += 0.5 * _log_mu_information(joint, marginal, log_prior, grid, sigma, spread)
         return val if np.isfinite(val) else 1e300
 
-    def maximise(f, start):
-        res = optimize.minimize(f, np.asarray(start), method="Nelder-Mead",
-                                options={"xatol": 1e-5, "fatol": 1e-7, "maxiter": 4000, "maxfev": 8000})
-        return res if res.success else optimize.minimize(f, res.x, method="BFGS")
+    return nll
 
-    start = [float(np.median(z)), np.log(spread / 4 - step), np.log(spread / 2)]
+
+def _maximise(f, start):
+    res = optimize.minimize(f, np.asarray(start), method="Nelder-Mead",
+                            options={"xatol": 1e-5, "fatol": 1e-7, "maxiter": 4000, "maxfev": 8000})
+    return res if res.success else optimize.minimize(f, res.x, method="BFGS")
+
+
+def _start(d: _Data, opts: FitOptions, fixed_guess) -> list[float]:
+    start = [float(np.median(d.z)), np.log(d.spread / 4 - d.step), np.log(d.spread / 2)]
     if opts.lapse is None:
         start.append(-3.0)
     if fixed_guess is None:
         start.append(-3.0)
-    ml = maximise(nll, start)
-    # the point estimates: σ from the restricted likelihood (maximum likelihood's σ is low with few people)
-    res = maximise(lambda th: nll(th, reml=True), ml.x) if reml else ml
-    mu, sigma, w, lapse, guess = _unpack(res.x, fixed_guess, opts, step)
+    return start
+
+
+def _censored(d: _Data, quantile: float, below: bool) -> CensoredError:
+    lo, hi = sorted(float(v) for v in d.axis.inverse(d.zu[[0, -1]]))
+    return CensoredError(f"nearly every answer was {'yes' if below else 'no'!r}: the population's thresholds "
+                         f"lie beyond the tested levels ({lo:g}-{hi:g}), so its {100 * quantile:g} % point "
+                         f"cannot be estimated")
+
+
+def _intervals(d: _Data, nll, ml, opts: FitOptions, fixed_guess, quantile: float, mu: float,
+               sigma_interval: bool) -> tuple[tuple[float, float], tuple[float, float], tuple[float, float]]:
+    """The 95 % intervals of the q point, μ and σ (level units; σ on the fitting axis): the plain likelihood's,
+    calibrated for n participants by the t(n − 1) quantile."""
     zq = float(special.ndtri(quantile))
-    q_point = mu + zq * sigma
-
-    def censored(below: bool) -> CensoredError:
-        lo, hi = sorted(float(v) for v in axis.inverse(zu[[0, -1]]))
-        return CensoredError(f"nearly every answer was {'yes' if below else 'no'!r}: the population's thresholds "
-                             f"lie beyond the tested levels ({lo:g}-{hi:g}), so its {100 * quantile:g} % point "
-                             f"cannot be estimated")
-
-    # thresholds run off the grid the model integrates over: any number would be the optimiser's, not the data's
-    if not grid[0] <= mu <= grid[-1] or not grid[0] <= q_point <= grid[-1]:
-        raise censored(min(mu, q_point) < grid[0])
-
-    # the intervals: the plain likelihood's, calibrated for n participants by the t(n − 1) quantile (below)
+    step, spread, zu, grid, axis = d.step, d.spread, d.zu, d.grid, d.axis
     theta = ml.x
     sigma_ml = _unpack(theta, fixed_guess, opts, step)[1]
     cov = _covariance(nll, theta)
@@ -236,7 +253,7 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     var_q = cov[0, 0] + 2 * zq * dsigma * cov[0, 1] + (zq * dsigma) ** 2 * cov[1, 1]
     # n participants, n − 1 degrees of freedom for the spread between them: with few people the χ²₁ (normal)
     # calibration is too short (12 people: 89 % for a 95 % Wald interval), as it is for a sample's mean
-    t_ci = float(stats.t.ppf(0.5 + opts.ci / 2, n_people - 1))
+    t_ci = float(stats.t.ppf(0.5 + opts.ci / 2, d.n_people - 1))
 
     def half_width(var):
         return t_ci * np.sqrt(max(var, 0.0)) if np.isfinite(var) else np.inf
@@ -246,7 +263,7 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         ends = _profile_interval(nll, theta, z_of_sd, float(ml.fun), spread, step, t_ci**2 / 2, half)
         # beyond the tested levels with no limit on how far (all yes, or all no): the data only say "beyond"
         if point_z < zu[0] and np.isinf(ends[0]) or point_z > zu[-1] and np.isinf(ends[1]):
-            raise censored(point_z < zu[0])
+            raise _censored(d, quantile, point_z < zu[0])
         lo, hi = axis.inverse(np.array(ends))
         return (float(min(lo, hi)), float(max(lo, hi)))
 
@@ -262,45 +279,69 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         mu_ci = (float(min(lo, hi)), float(max(lo, hi)))
     else:
         mu_ci = profiled(0.0, half)
-
     sigma_ci = _profile_sigma(nll, theta, float(ml.fun), step, t_ci**2 / 2) if sigma_interval else (np.nan, np.nan)
+    return q_ci, mu_ci, sigma_ci
 
-    mean_ind, n_ind, beyond = None, 0, 0
-    note = None if individual else "individual fits not run"
-    if individual:
-        fitted = []
-        ind_opts = FitOptions(sigmoid=opts.sigmoid, experiment=opts.experiment, log_axis=opts.log_axis,
-                              decreasing=opts.decreasing, guess=opts.guess, lapse=opts.lapse,
-                              guess_bounds=opts.guess_bounds, lapse_bounds=opts.lapse_bounds,
-                              pc=opts.pc, alpha=opts.alpha, deviance_samples=0,
-                              bartlett_samples=0)  # only the points are read
-        for _, g in blocks.groupby("participant", sort=True):
-            if g["level"].nunique() < 2:
-                continue
-            r = fit(aggregate(g["level"], g["n_positive"], g["n_total"]), ind_opts, intervals=False)
-            fitted.append(float(axis.forward(r.threshold)))
-            beyond += r.beyond_levels is not None
-        n_ind = len(fitted)
-        # the mean on the fitting axis (a geometric mean on a log axis), as μ is
-        mean_ind = float(axis.inverse(np.mean(fitted))) if fitted else None
-        note = None if fitted else "no participant saw two or more levels"
+
+def _individual_mean(d: _Data, opts: FitOptions) -> tuple[float | None, int, int, str | None]:
+    """Each participant's own fit (points only): the mean of their thresholds on the fitting axis (a geometric
+    mean on a log axis, as μ is), how many were fitted, how many lie beyond the levels, and why there is none."""
+    fitted, beyond = [], 0
+    ind_opts = FitOptions(sigmoid=opts.sigmoid, experiment=opts.experiment, log_axis=opts.log_axis,
+                          decreasing=opts.decreasing, guess=opts.guess, lapse=opts.lapse,
+                          guess_bounds=opts.guess_bounds, lapse_bounds=opts.lapse_bounds,
+                          pc=opts.pc, alpha=opts.alpha, deviance_samples=0,
+                          bartlett_samples=0)  # only the points are read
+    for _, g in d.blocks.groupby("participant", sort=True):
+        if g["level"].nunique() < 2:
+            continue
+        r = fit(aggregate(g["level"], g["n_positive"], g["n_total"]), ind_opts, intervals=False)
+        fitted.append(float(d.axis.forward(r.threshold)))
+        beyond += r.beyond_levels is not None
+    mean_ind = float(d.axis.inverse(np.mean(fitted))) if fitted else None
+    return mean_ind, len(fitted), beyond, None if fitted else "no participant saw two or more levels"
+
+
+def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quantile: float = 0.75,
+                   nodes: int = 241, individual: bool = True, reml: bool = True,
+                   sigma_interval: bool = True) -> PopulationResult:
+    """Fit the hierarchical model to one group; ``individual`` also fits each participant for the naive mean,
+    ``reml=False`` maximises the plain marginal likelihood (σ biased low with few participants),
+    ``sigma_interval=False`` leaves σ's profile interval out (NaN; a benchmark of the quantile need not pay for it)."""
+    opts = options or FitOptions(lapse_bounds=(0.0, 0.2), guess_bounds=(0.0, 0.2))
+    if not 0 < quantile < 1:
+        raise ValueError("quantile must lie strictly between 0 and 1")
+    d = _data(df, opts, nodes)
+    fixed_guess, _ = _guess_lapse(opts)
+    nll = _negative_log_likelihood(d, opts, fixed_guess)
+    ml = _maximise(nll, _start(d, opts, fixed_guess))
+    # the point estimates: σ from the restricted likelihood (maximum likelihood's σ is low with few people)
+    res = _maximise(lambda th: nll(th, reml=True), ml.x) if reml else ml
+    mu, sigma, w, lapse, guess = _unpack(res.x, fixed_guess, opts, d.step)
+    q_point = mu + float(special.ndtri(quantile)) * sigma
+    # thresholds run off the grid the model integrates over: any number would be the optimiser's, not the data's
+    if not d.grid[0] <= mu <= d.grid[-1] or not d.grid[0] <= q_point <= d.grid[-1]:
+        raise _censored(d, quantile, min(mu, q_point) < d.grid[0])
+    q_ci, mu_ci, sigma_ci = _intervals(d, nll, ml, opts, fixed_guess, quantile, mu, sigma_interval)
+    mean_ind, n_ind, beyond, note = _individual_mean(d, opts) if individual else (
+        None, 0, 0, "individual fits not run")
     return PopulationResult(
         quantile=quantile,
-        quantile_level=float(axis.inverse(q_point)),
+        quantile_level=float(d.axis.inverse(q_point)),
         quantile_ci_95=q_ci,
-        mu_level=float(axis.inverse(mu)),
+        mu_level=float(d.axis.inverse(mu)),
         mu_ci_95=mu_ci,
         sigma=float(sigma),
         width=float(w),
         lapse=float(lapse),
         guess=float(guess),
         mean_individual_threshold=mean_ind,
-        n_participants=n_people,
-        n_trials=int(n.sum()),
+        n_participants=d.n_people,
+        n_trials=int(d.n_total.sum()),
         converged=bool(res.success and ml.success),
         estimation="reml" if reml else "ml",
         sigma_ci_95=sigma_ci,
-        log_axis=axis.log,
+        log_axis=d.axis.log,
         n_individual=n_ind,
         individual_beyond=beyond,
         individual_note=note,

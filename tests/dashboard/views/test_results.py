@@ -347,6 +347,8 @@ def lognormal_results():
 @pytest.mark.django_db
 def test_the_results_page_leads_with_the_level_at_which_75_percent_of_the_population_accept(
         done_run, analysed, client_of, lognormal_results):
+    from sim_population import population, true_point
+
     from analysis.tables.headline import number
 
     AnalysisRun.objects.filter(pk=done_run.pk).update(results=lognormal_results)
@@ -360,6 +362,11 @@ def test_the_results_page_leads_with_the_level_at_which_75_percent_of_the_popula
             in section
         assert f"{number(row['population_mu'])} tokens/s" in section and "log10 units (×1." in section
         assert f"{number(row['mean_individual_threshold'])} tokens/s" in section and "30 participants fitted" in section
+        # the interval the page shows holds the population's true 75 % point (the bots' log-normal thresholds)
+        shown = re.search(rf"{re.escape(row['condition'])}</code>: 75 % of the population accept from [0-9.]+ "
+                          r"tokens/s \(95 % CI ([0-9.]+) – ([0-9.]+)\)", section)
+        truth = true_point(population(), float(row["condition"].split("=")[1]))
+        assert float(shown.group(1)) <= truth <= float(shown.group(2)), (row["condition"], truth, shown.group(0))
     for name in ("population median threshold", "SD between people",
                  "pooled curve: level where 75 % of all answers are yes", "pooled curve: midpoint (50 % of its rise)"):
         assert name in section
