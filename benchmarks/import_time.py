@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FRAMEWORKS = ("django", "celery", "kombu", "channels", "daphne", "twisted", "redis")
 LIBRARIES = ("numpy", "scipy", "pandas", "matplotlib")
 BASELINE = "django.setup() + Celery app"
+TOGETHER = "all of them together"
 
 _PROBE = """\
 import importlib, json, sys, time
@@ -105,22 +106,27 @@ def detail(name: str, top: int = 15) -> list[tuple[int, int, str]]:
     return sorted(rows, reverse=True)[:top]
 
 
-def table(names: list[str], repeat: int) -> tuple[list[str], bool]:
-    """The printed lines, and whether every core stayed free of frameworks."""
+def rows(names: list[str], repeat: int) -> list[dict]:
+    """The baseline, then one row per core, then every core together: {core, files, ms, x_setup, modules,
+    libraries, frameworks}."""
     base = best_of([], repeat, setup=True)
-    rows = [(name, best_of(modules_of(name), repeat)) for name in names]
     every = [m for name in names for m in modules_of(name)]
-    rows.append((f"all {len(names)} cores together", best_of(every, repeat)))
-    width = max(len(BASELINE), *(len(n) for n, _ in rows))
-    head = f"{'core':<{width}}  {'files':>5}  {'ms':>7}  {'x setup':>7}  {'modules':>7}  {'libraries':<28}  frameworks"
-    lines = [head,
-             f"{BASELINE:<{width}}  {'':>5}  {base['ms']:>7.1f}  {1:>7.2f}  {base['modules']:>7}  "
-             f"{', '.join(base['libraries']) or '-':<28}  {', '.join(base['frameworks']) or '-'}"]
-    for name, r in rows:
-        files = len(every) if name.startswith("all ") else len(modules_of(name))
-        lines.append(f"{name:<{width}}  {files:>5}  {r['ms']:>7.1f}  {r['ms'] / base['ms']:>7.2f}  {r['modules']:>7}  "
-                     f"{', '.join(r['libraries']) or '-':<28}  {', '.join(r['frameworks']) or '-'}")
-    return lines, all(not r["frameworks"] for _, r in rows)
+    runs = [(BASELINE, 0, base)]
+    runs += [(name, len(modules_of(name)), best_of(modules_of(name), repeat)) for name in names]
+    runs.append((TOGETHER, len(every), best_of(every, repeat)))
+    return [{"core": name, "files": files, "ms": round(r["ms"], 1), "x_setup": round(r["ms"] / base["ms"], 3),
+             "modules": r["modules"], "libraries": r["libraries"], "frameworks": r["frameworks"]}
+            for name, files, r in runs]
+
+
+def table(found: list[dict]) -> list[str]:
+    width = max(len(r["core"]) for r in found)
+    head = f"{'core':<{width}}  {'files':>5}  {'ms':>7}  {'x setup':>7}  {'modules':>7}  {'libraries':<28}"
+    lines = [f"{head}  frameworks"]
+    for r in found:
+        lines.append(f"{r['core']:<{width}}  {r['files'] or '':>5}  {r['ms']:>7.1f}  {r['x_setup']:>7.2f}  "
+                     f"{r['modules']:>7}  {', '.join(r['libraries']) or '-':<28}  {', '.join(r['frameworks']) or '-'}")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("cores", nargs="*", help="cores to time (default: every core of the pure-cores contract)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per row, the best is shown (default 3)")
     parser.add_argument("--detail", metavar="CORE", help="instead: the 15 slowest imports of one core")
+    parser.add_argument("--json", action="store_true", help="the rows as JSON instead of the table")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -140,11 +147,15 @@ def main(argv: list[str] | None = None) -> int:
         for cumulative, own, module in detail(args.detail):
             print(f"{cumulative / 1000:>13.1f}  {own / 1000:>7.1f}  {module}")
         return 0
-    lines, pure = table(args.cores or known, args.repeat)
+    found = rows(args.cores or known, args.repeat)
+    pure = all(not r["frameworks"] for r in found[1:])
     load = os.getloadavg()
-    print(f"import time of the pure cores without Django settings (best of {args.repeat}; "
-          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})")
-    print("\n".join(lines))
+    if args.json:
+        print(json.dumps({"repeat": args.repeat, "load_average": load, "rows": found}, indent=1))
+    else:
+        print(f"import time of the pure cores without Django settings (best of {args.repeat}; "
+              f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})")
+        print("\n".join(table(found)))
     if not pure:
         print("a core loaded a framework: see the frameworks column", file=sys.stderr)
     return 0 if pure else 1
