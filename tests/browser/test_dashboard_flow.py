@@ -10,44 +10,22 @@ from __future__ import annotations
 
 import csv
 import io
-import sys
-import threading
 import time
-import uuid
 import zipfile
-from pathlib import Path
 
 import pytest
+from dashboard_study import N_BOTS, SLUG, completed_study, log_in_researcher, service_env  # noqa: F401 - fixtures
+from pagewait import wait_js
+from procs import start_celery_worker, stop
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studyapp"))  # study_builders
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))  # procs
-
-from pagewait import wait_js  # noqa: E402
-from procs import start_celery_worker, stop  # noqa: E402
-from study_builders import study as build  # noqa: E402
-
-from dashboard.selectors import participants as selectors_participants  # noqa: E402
-from studyapp import services as study_services  # noqa: E402
-from studyapp.bots import runner as bots  # noqa: E402
-from studyapp.models import Session, Trial  # noqa: E402
+from dashboard.selectors import participants as selectors_participants
+from studyapp.models import Session, Trial
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.timeout(600)]
 
-SLUG = "flow-study"
-N_BOTS = 6
-PASSWORD = "rhea-reads-results-7"
-
 
 @pytest.fixture
-def service_env(service_env, tmp_path):
-    """Daphne and the worker share a VAR_DIR (the run's files) and a task queue of this test's own."""
-    service_env["PACELAB_VAR_DIR"] = str(tmp_path / "var")
-    service_env["PACELAB_TASK_QUEUE"] = f"test-flow-{uuid.uuid4().hex[:8]}"
-    return service_env
-
-
-@pytest.fixture
-def worker(service_env, tmp_path):
+def worker(service_env, tmp_path):  # noqa: F811 - dashboard_study's service_env
     """A Celery worker on the test's queue, slowed a little per progress step so the bar is seen moving."""
     env = service_env | {"PACELAB_ANALYSIS_TEST_DELAY": "0.25"}
     proc = start_celery_worker(service_env["PACELAB_TASK_QUEUE"], env, tmp_path / "celery.log")
@@ -55,37 +33,13 @@ def worker(service_env, tmp_path):
     stop(proc)
 
 
-@pytest.fixture
-def completed_study(django_user_model, daphne_server):
-    researcher = django_user_model.objects.create_user("rhea", password=PASSWORD)
-    study, _ = study_services.study_load(doc=build(id=SLUG), owner=researcher)
-    study_services.study_set_state(study=study, state="open")
-    out: list = []
-    config = bots.RunConfig(url=daphne_server, study=SLUG, n=N_BOTS, concurrency=N_BOTS, timeout_s=60)
-    thread = threading.Thread(target=lambda: out.append(bots.run_sync(config)), daemon=True)
-    thread.start()  # on a thread of its own: Playwright's loop owns this one
-    thread.join(240)
-    assert out, "the bots did not finish"
-    assert Session.objects.filter(study=study, state=Session.State.COMPLETED).count() == N_BOTS
-    study.refresh_from_db()
-    return study
-
-
-def log_in(page, base: str) -> None:
-    page.goto(f"{base}/accounts/login/?next=/dashboard/")
-    page.fill('input[name="username"]', "rhea")
-    page.fill('input[name="password"]', PASSWORD)
-    page.click('button[type="submit"]')
-    page.wait_for_url(f"{base}/dashboard/")
-
-
 def test_a_researcher_replays_a_trial_runs_the_analysis_and_downloads_the_export(
-        daphne_server, worker, completed_study, browser, screenshot_dir, tmp_path):
+        daphne_server, worker, completed_study, browser, screenshot_dir, tmp_path):  # noqa: F811 - a fixture
     study = completed_study
     page = browser.new_page(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    log_in(page, daphne_server)
+    log_in_researcher(page, daphne_server)
 
     # --- a participant, and the replay of one of their trials -------------------------------------------------
     page.goto(f"{daphne_server}/dashboard/{SLUG}/")

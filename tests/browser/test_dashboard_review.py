@@ -9,22 +9,15 @@ headless Chromium. A screenshot of the table with a bulk selection goes to var/s
 
 from __future__ import annotations
 
-import sys
-import threading
 from pathlib import Path
 
 import pytest
+from pagewait import wait_js
+from studies import complete_with_bots, log_in, open_study
+from study_builders import study as build
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studyapp"))  # study_builders
-
-from pagewait import wait_js  # noqa: E402
-from study_builders import study as build  # noqa: E402
-
-from dashboard.models import PaymentDecision  # noqa: E402
-from studyapp import services as study_services  # noqa: E402
-from studyapp.bots import observers as bot_models  # noqa: E402
-from studyapp.bots import runner as bots
-from studyapp.models import Session  # noqa: E402
+from dashboard.models import PaymentDecision
+from studyapp.bots import observers as bot_models
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -48,27 +41,8 @@ def reviewed_study(django_user_model, daphne_server):
                                   "zh-hans": "注意力检测：无论看到什么，请回答否。"}, "expected": "no"}]},
                 payments={"currency": "GBP", "rejection_reasons": REASONS,
                           "bonus": {"completed": 0.5, "per_attention_check_passed": 0.25}})
-    study, _ = study_services.study_load(doc=doc, owner=researcher)
-    study_services.study_set_state(study=study, state="open")
-    out: list = []
     population = bot_models.Population(attentive=0.5)  # some bots miss the check: suggested rejections
-    config = bots.RunConfig(url=daphne_server, study=SLUG, n=N_BOTS, concurrency=N_BOTS, timeout_s=60, seed=3,
-                            population=population)
-    thread = threading.Thread(target=lambda: out.append(bots.run_sync(config)), daemon=True)
-    thread.start()  # on a thread of its own: Playwright's loop owns this one
-    thread.join(240)
-    assert out, "the bots did not finish"
-    assert Session.objects.filter(study=study, state=Session.State.COMPLETED).count() == N_BOTS
-    study.refresh_from_db()
-    return study
-
-
-def log_in(page, base: str) -> None:
-    page.goto(f"{base}/accounts/login/?next=/dashboard/")
-    page.fill('input[name="username"]', "rhea")
-    page.fill('input[name="password"]', PASSWORD)
-    page.click('button[type="submit"]')
-    page.wait_for_url(f"{base}/dashboard/")
+    return complete_with_bots(open_study(doc, researcher), daphne_server, N_BOTS, seed=3, population=population)
 
 
 def test_a_researcher_reviews_in_bulk_at_1280_px(reviewed_study, daphne_server, browser):
@@ -78,7 +52,7 @@ def test_a_researcher_reviews_in_bulk_at_1280_px(reviewed_study, daphne_server, 
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     failed: list[str] = []
     page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-    log_in(page, base)
+    log_in(page, base, "rhea", PASSWORD)
     quality = f"{base}/dashboard/{SLUG}/quality/"
     page.goto(quality)
 

@@ -9,22 +9,20 @@ element clicks in WebKit). Screenshots: artifacts/screenshots/engines/<engine>-*
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import pytest
+from dashboard_study import N_BOTS, completed_study, log_in_researcher, service_env  # noqa: F401 - fixtures
 from django.contrib.auth import get_user_model
 from engines import SELECTED
-from test_dashboard_flow import N_BOTS, completed_study, log_in, service_env  # noqa: F401 - fixtures
-from test_participant import EXPECTED_KINDS, READY, check_completed, session_of, trial_answer, trimmed_demo, view_of
+from participant_pages import EXPECTED_KINDS, READY, check_completed, session_of, trial_answer, trimmed_demo, view_of
+from studies import open_study, study_file, without_panel_links
 
 from dashboard.selectors import participants as selectors_participants
 from pacelab import browsers
 from playback.core import playground, texts
 from playback.models.delivery import PaintReport, Playback
-from studyapp import services
-from studyapp.design import studyfile
 from studyapp.models import Session
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.timeout(600)]
@@ -67,22 +65,10 @@ def shoot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{page.engine}-{name}.png"))
 
 
-def _without_panel_links(doc: dict) -> dict:
-    """No end page may send the browser off the machine: the panel's return links are dropped."""
-    for link in (doc.get("recruitment") or {}).values():
-        if isinstance(link, dict):
-            link.pop("url", None)
-    return doc
-
-
 @pytest.fixture
 def study(tmp_path, service_env):  # noqa: F811 - the dashboard module's service_env, extended
     owner = get_user_model().objects.create_user("researcher", password="x" * 12)
-    doc = _without_panel_links(trimmed_demo(tmp_path))
-    path = tmp_path / "engines.yaml"
-    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
-    study, _ = services.study_load(doc=studyfile.load_study(path), owner=owner)
-    return services.study_set_state(study=study, state="open")
+    return open_study(study_file(tmp_path, without_panel_links(trimmed_demo(tmp_path)), "engines"), owner)
 
 
 QUESTIONNAIRE = """() => {
@@ -188,15 +174,12 @@ def test_a_participant_completes_the_study_in_chinese(open_page, study, daphne_s
 def test_a_study_for_other_engines_turns_the_participant_away_before_consent(open_page, daphne_server, tmp_path,
                                                                                service_env, lang):  # noqa: F811
     owner = get_user_model().objects.create_user(f"only-{lang}", password="x" * 12)
-    doc = _without_panel_links(trimmed_demo(tmp_path))
+    doc = without_panel_links(trimmed_demo(tmp_path))
     doc["id"] = f"only-other-{lang}"
     page = open_page()
     mine = ENGINE_FAMILY[page.engine]
     doc["limits"]["browsers"] = [e for e in ("chromium", "firefox", "safari") if e != mine]
-    path = tmp_path / f"{doc['id']}.yaml"
-    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
-    study, _ = services.study_load(doc=studyfile.load_study(path), owner=owner)
-    services.study_set_state(study=study, state="open")
+    study = open_study(study_file(tmp_path, doc, doc["id"]), owner)
     page.goto(f"{daphne_server}/s/{study.slug}/?PROLIFIC_PID=turned-away&lang={lang}")
     page.wait_for_selector('#step[data-kind="unavailable"][data-reason="browser"]')
     text = page.inner_text("#step")
@@ -251,7 +234,7 @@ def test_the_playground_plays_four_variants_and_stores_their_paint_logs(open_pag
 
 def test_the_dashboard_replays_what_a_participant_painted(open_page, completed_study, daphne_server):  # noqa: F811
     page = open_page(1400, 1000)
-    log_in(page, daphne_server)
+    log_in_researcher(page, daphne_server)
     page.goto(f"{daphne_server}/dashboard/{completed_study.slug}/")
     page.click("#link-participants")
     page.wait_for_selector("#participants")

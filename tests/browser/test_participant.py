@@ -11,21 +11,29 @@ Screenshots of every step: artifacts/screenshots/participant/<lang>-<nn>-<kind>.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from participant_pages import (
+    EXPECTED_KINDS,
+    READY,
+    check_completed,
+    session_of,
+    to_first_trial,
+    trial_answer,
+    trimmed_demo,
+    view_of,
+    wait_next,
+)
+from studies import open_study, study_file
 
-from studyapp import services
-from studyapp.design import studyfile
 from studyapp.models import Answer, Session, Trial
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots" / "participant"
 PROLIFIC = "https://app.prolific.com/**"
-READY = '#step[data-ready="1"]'
 # Records, at the moment the response controls appear, whether every player had finished its stream.
 CONTROLS_WATCH = """new MutationObserver(() => {
   const c = document.getElementById("controls");
@@ -36,37 +44,10 @@ CONTROLS_WATCH = """new MutationObserver(() => {
 }).observe(document, { subtree: true, attributes: true, attributeFilter: ["hidden"] });"""
 
 
-def trimmed_demo(tmp_path: Path) -> dict:
-    """The demo study with one condition per block, short fast streams, and a reading block added."""
-    doc = studyfile.load_study(studyfile.demo_study_path())
-    pairs = next(b for b in doc["blocks"] if b["id"] == "tokenizers")["stimulus"]
-    for name, chars in (("coffee", 90), ("sleep", 90), (pairs, 40)):
-        doc["stimuli"][name]["max_chars"] = chars
-    passage = next(f for f in doc["factors"] if f["name"] == "passage")["levels"][0]
-    levels = {"rate": [60], "ttft": [150], "strategy": ["fade"], "indicator": ["dots"], "passage": [passage]}
-    for factor in doc["factors"]:
-        factor["levels"] = levels.get(factor["name"], factor["levels"])
-    blocks = {b["id"]: b for b in doc["blocks"]}
-    blocks["practice"]["trials"] = [{"label": "slow", "rate": 40, "ttft_ms": 1800}]
-    blocks["tokenizers"]["repeats"] = 1
-    blocks["tokenizers"]["task"]["gap_ms"] = 300
-    doc["blocks"].append({
-        "id": "reading", "type": "main", "stimulus": "coffee", "trials": [{"label": "r", "rate": 80, "ttft_ms": 100}],
-        "task": {"type": "reading", "question": {"en": "Press the button when you have read the answer.",
-                                                 "zh-hans": "读完回答后请按按钮。"}},
-        "break_after": False})
-    catch = next(i for i in doc["attention_checks"]["items"] if i["type"] == "catch")
-    catch.update(position=1, a={"rate": 80, "ttft_ms": 100}, b={"rate": 30, "ttft_ms": 700})
-    path = tmp_path / "trimmed-demo.yaml"
-    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")  # JSON is YAML
-    return studyfile.load_study(path)
-
-
 @pytest.fixture
 def study(tmp_path, service_env):
     owner = get_user_model().objects.create_user("researcher", password="x" * 12)
-    study, _ = services.study_load(doc=trimmed_demo(tmp_path), owner=owner)
-    return services.study_set_state(study=study, state="open")
+    return open_study(trimmed_demo(tmp_path), owner)
 
 
 @pytest.fixture
@@ -88,36 +69,9 @@ def page(browser, daphne_server):
     context.close()
 
 
-def view_of(page) -> dict:
-    return page.evaluate("JSON.parse(document.getElementById('step-data').textContent)")
-
-
-def session_of(page) -> Session:
-    token = page.url.split("/p/", 1)[1].split("/", 1)[0]
-    return Session.objects.get(token=token)
-
-
-def wait_next(page, step: str, kind: str) -> None:
-    """Wait until the server's next page is shown (a new step, or the same step turned into an end page)."""
-    page.wait_for_selector(f'{READY}:not([data-step="{step}"][data-kind="{kind}"])', timeout=30000)
-
-
 def shoot(page, lang: str, n: int, kind: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{lang}-{n:02d}-{kind}.png"), full_page=True)
-
-
-def trial_answer(page, view: dict) -> str:
-    """What an attentive participant answers (they read the question and compare the streams they saw)."""
-    t = view["trial"]
-    trial = Trial.objects.get(session=session_of(page), index=t["index"])
-    if trial.attention:
-        if t["type"] == "afc":
-            return "a" if trial.spec["order"][0] == str(trial.spec["expected"]).upper() else "b"
-        return str(trial.spec["expected"])
-    if t["type"] == "rating" and (t.get("scale") or {}).get("type") == "slider":
-        return "73"
-    return {"acceptability": "yes", "rating": "4", "afc": "a", "reading": "done"}[t["type"]]
 
 
 def fill_questionnaire(page) -> None:
@@ -199,31 +153,6 @@ def complete_journey(page, lang: str) -> list[str]:
     raise AssertionError(f"no end page after {seen}")
 
 
-def check_completed(session: Session) -> None:
-    session.refresh_from_db()
-    assert session.state == Session.State.COMPLETED
-    trials = Trial.objects.filter(session=session)
-    assert not trials.filter(status=Trial.Status.PENDING).exists()
-    answers = {a.trial_id: a for a in Answer.objects.filter(session=session, key="trial")}
-    assert len(answers) == trials.count() and Answer.objects.filter(session=session, key="consent").count() == 1
-    for trial in trials:
-        a = answers[trial.pk]
-        assert 0 < a.response_ms < 30000
-        if trial.attention:
-            assert a.value["attention_passed"] is True
-        if trial.kind == "reading":
-            assert 0 < a.value["reading_ms"] < 30000
-    assert session.flags == [] and session.environment["device"] == "desktop"
-    assert session.environment["refresh_hz"] >= 50 and session.environment["viewport"]["width"] == 1100
-    q = Answer.objects.get(session=session, key="questionnaire").value
-    assert q["native_language"] == "other:Cantonese" and q["reading_habits"] == 4
-    assert q["assistants"] == ["chatgpt", "deepseek"]
-
-
-EXPECTED_KINDS = {"consent", "environment", "instructions", "trial-acceptability", "message", "trial-rating",
-                  "trial-afc", "trial-reading", "break", "questionnaire", "debrief", "end"}
-
-
 def test_a_prolific_participant_completes_the_study_in_english_and_is_sent_back_with_the_code(page, study):
     page.goto(f"{page.base}/s/{study.slug}/?PROLIFIC_PID=pp-en-1&STUDY_ID=st-1&SESSION_ID=se-1")
     seen = complete_journey(page, "en")
@@ -248,11 +177,8 @@ def test_slider_ratings_and_side_by_side_pairs_are_answered_and_stored(page, tmp
     for key in ("labels", "gap_ms"):
         blocks["tokenizers"]["task"].pop(key, None)
     blocks["tokenizers"]["task"]["presentation"] = "side_by_side"
-    path = tmp_path / "layouts.yaml"
-    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
     owner = get_user_model().objects.create_user("layouts", password="x" * 12)
-    study, _ = services.study_load(doc=studyfile.load_study(path), owner=owner)
-    services.study_set_state(study=study, state="open")
+    study = open_study(study_file(tmp_path, doc, "layouts"), owner)
     page.goto(f"{page.base}/s/{study.slug}/?PROLIFIC_PID=layouts-1&lang=en")
     seen = complete_journey(page, "layouts")
     assert {"trial-rating", "trial-afc"} <= set(seen) and page.js_errors == []
@@ -282,15 +208,7 @@ def test_a_participant_completes_the_study_in_chinese(page, study):
 
 def advance_to_first_trial(page, study) -> Session:
     page.goto(f"{page.base}/s/{study.slug}/")
-    for _ in range(3):  # consent, environment (submits itself), instructions
-        page.wait_for_selector(READY)
-        step, kind = page.get_attribute("#step", "data-step"), page.get_attribute("#step", "data-kind")
-        if kind == "consent":
-            page.locator('[data-answer="accept"]').click()
-        elif kind != "environment":
-            page.locator('[data-answer="continue"]').click()
-        wait_next(page, step, kind)
-    assert page.get_attribute("#step", "data-kind") == "trial"
+    to_first_trial(page)
     return session_of(page)
 
 

@@ -14,15 +14,13 @@ page).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from test_participant import READY, session_of, trimmed_demo, wait_next
+from participant_pages import READY, session_of, to_first_trial, trimmed_demo, wait_next
+from studies import open_study, study_file
 
-from studyapp import services
-from studyapp.design import studyfile
 from studyapp.models import Answer, Decline, Session, Trial
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
@@ -35,11 +33,8 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3, "i
 
 
 def load(tmp_path: Path, doc: dict, name: str):
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
     owner = get_user_model().objects.get_or_create(username="journey")[0]
-    study, _ = services.study_load(doc=studyfile.load_study(path), owner=owner)
-    return services.study_set_state(study=study, state="open")
+    return open_study(study_file(tmp_path, doc, name), owner)
 
 
 @pytest.fixture
@@ -69,18 +64,6 @@ def open_page(browser, daphne_server):
 def shoot(page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-
-
-def to_first_trial(page) -> None:
-    for _ in range(3):  # consent, environment (submits itself), instructions
-        page.wait_for_selector(READY)
-        step, kind = page.get_attribute("#step", "data-step"), page.get_attribute("#step", "data-kind")
-        if kind == "consent":
-            page.locator('[data-answer="accept"]').click()
-        elif kind != "environment":
-            page.locator('[data-answer="continue"]').click()
-        wait_next(page, step, kind)
-    assert page.get_attribute("#step", "data-kind") == "trial"
 
 
 def test_a_panel_id_alone_from_another_browser_gets_the_resume_page_and_the_resume_code_continues(open_page, study):

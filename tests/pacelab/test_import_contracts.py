@@ -18,24 +18,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import import_time  # noqa: E402 - benchmarks/import_time.py: the cores' imports timed in fresh interpreters
+
 CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
 CONTRACTS = {c["id"]: c for c in CONFIG["contracts"]}
 CORES: list[str] = CONTRACTS["pure-cores"]["source_modules"]
 
 
-def _modules_of(name: str) -> list[str]:
-    """A core module, or every module of a core package."""
-    path = ROOT / name.replace(".", "/")
-    if not path.is_dir():
-        return [name]
-    return sorted(".".join(f.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-                  for f in path.rglob("*.py"))
-
-
-CORE_MODULES = [m for core in CORES for m in _modules_of(core)]
+CORE_MODULES = [m for core in CORES for m in import_time.modules_of(core)]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-# frameworks a pure import must not load (the first three are what pacelab/__init__.py used to pull in)
-HEAVY = ("django", "celery", "kombu", "channels", "daphne", "twisted", "redis")
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -127,32 +119,45 @@ def test_playback_importing_studyapp_breaks_the_contract(tmp_path):
 
 
 def test_the_cores_load_without_django_settings():
-    """Each core in a fresh interpreter with no DJANGO_SETTINGS_MODULE: Django, Celery and Channels stay unloaded.
-    Prints the import times (``-s`` shows them)."""
-    code = (
-        "import importlib, json, sys, time\n"
-        f"heavy = {HEAVY!r}\n"
-        "t0 = time.perf_counter()\n"
-        "for name in sys.argv[1:]:\n"
-        "    importlib.import_module(name)\n"
-        "elapsed = time.perf_counter() - t0\n"
-        "print(json.dumps({'ms': elapsed * 1000, 'loaded': sorted({m.split('.')[0] for m in sys.modules} & set(heavy)),"
-        " 'modules': len(sys.modules)}))\n"
-    )
-    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "REDIS_URL")}
-
-    def load(*names: str) -> dict:
-        run = subprocess.run([sys.executable, "-X", "frozen_modules=on", "-c", code, *names], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=240)
-        assert run.returncode == 0, run.stderr
-        return json.loads(run.stdout)
-
+    """Each core in a fresh interpreter with no DJANGO_SETTINGS_MODULE (benchmarks/import_time.py): Django, Celery
+    and Channels stay unloaded. Prints the import times (``-s`` shows them)."""
     # the three the issue timed
     named = ["playback.core.protocol", "studyapp.design.studyfile", "studyapp.journey.responses"]
-    load(*named)  # warm the file cache: the first run after an edit also compiles
-    three = min((load(*named) for _ in range(3)), key=lambda r: r["ms"])
-    every = load(*CORE_MODULES)
-    assert three["loaded"] == [], three
-    assert every["loaded"] == [], every
+    three = import_time.best_of(named, 3)  # after a run that warms the file cache and compiles
+    every = import_time.measure(CORE_MODULES)
+    assert three["frameworks"] == [], three
+    assert every["frameworks"] == [], every
     print(f"\npure import without Django: {', '.join(named)}: {three['ms']:.0f} ms ({three['modules']} modules); "
           f"all {len(CORE_MODULES)} core modules: {every['ms']:.0f} ms ({every['modules']} modules)")
+
+
+def test_each_core_alone_loads_no_framework_and_the_probe_would_see_one():
+    """Core by core, so a failure names the core; and the probe itself sees a framework where there is one (the
+    Celery app sets Django's settings and loads both)."""
+    loaded = {core: import_time.measure(import_time.modules_of(core))["frameworks"] for core in CORES}
+    assert loaded == {core: [] for core in CORES}
+    assert {"celery", "django"} <= set(import_time.measure(["pacelab.celery"])["frameworks"])
+
+
+def test_the_import_time_benchmark_prints_a_row_per_core_against_the_django_baseline():
+    def bench(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "benchmarks/import_time.py", "--repeat", "1", *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=240)
+
+    run = bench("--json", "studyapp.journey")
+    assert run.returncode == 0, run.stdout + run.stderr
+    found = json.loads(run.stdout)["rows"]
+    rows = {r["core"]: r for r in found}
+    assert list(rows) == [import_time.BASELINE, "studyapp.journey", import_time.TOGETHER]
+    assert {"celery", "django"} <= set(rows[import_time.BASELINE]["frameworks"])  # what the cores no longer load
+    assert rows[import_time.BASELINE]["x_setup"] == 1
+    for name in ("studyapp.journey", import_time.TOGETHER):
+        row = rows[name]
+        assert row["frameworks"] == [] and row["ms"] > 0 and row["cpu_ms"] > 0 and row["files"] > 1, row
+        assert row["x_setup"] == pytest.approx(row["cpu_ms"] / rows[import_time.BASELINE]["cpu_ms"], abs=0.01)
+    # the printed table: a header, then a row per core named in its first column, frameworks in its last
+    lines = import_time.table(found)
+    assert [line.split("  ")[0] for line in lines] == ["core", *rows]
+    assert lines[0].endswith("frameworks") and lines[2].endswith("  -") and "django" in lines[1]
+    refused = bench("playback.views")
+    assert refused.returncode == 2 and "'playback.views' is not a pure core" in refused.stderr

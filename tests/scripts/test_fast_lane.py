@@ -123,3 +123,24 @@ def test_every_test_named_slow_exists():
         source = (ROOT / module).read_text()
         missing += [f"{module}::{n}" for n in names if names != ALL and f"def {n}(" not in source]
     assert missing == []
+
+
+def test_every_fixture_named_slow_exists_in_its_module():
+    """The same for the heavy fixtures whose tests are slow: a renamed fixture would put its tests back in the lane."""
+    from lanes import SLOW_FIXTURES
+
+    missing = [f"{module}::{name}" for module, names in SLOW_FIXTURES.items() for name in names
+               if f"def {name}(" not in (ROOT / module).read_text()]
+    assert missing == []
+
+
+def test_a_test_that_asks_for_a_slow_fixture_is_slow_and_the_others_of_its_module_stay_fast():
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    module = "tests/analysis/reporting/test_figures.py"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", "-m",
+                          "fast", module], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stdout + run.stderr
+    fast = {line.split("::")[1].split("[")[0] for line in run.stdout.splitlines() if "::" in line}
+    assert "test_results_without_analyses_draw_nothing" in fast  # no analysis run behind it
+    assert not fast & {"test_svgs_are_valid_xml_with_the_conditions_as_text",  # asks for `written`
+                       "test_the_same_results_draw_the_same_svg"}  # asks for `results`

@@ -11,8 +11,9 @@ unsets ``DATABASE_URL`` and ``REDIS_URL``, so nothing in it can quietly reach th
 
 The lane has a budget (under a minute on the 2-core machine): the few service-free tests that take seconds of CPU
 each (coverage simulations, every figure in three formats, the benchmark scripts run end to end) are marked
-``slow`` instead, by ``SLOW`` below, and run with everything else in ``scripts/test``. Leaving a slow test off the
-list only makes the lane slower, never wrong. ``scripts/test --fast -m "fast or slow"`` runs every service-free test.
+``slow`` instead, by ``SLOW_TESTS`` and ``SLOW_FIXTURES`` below, and run with everything else in ``scripts/test``.
+Leaving a slow test off the list only makes the lane slower, never wrong.
+``scripts/test --fast -m "fast or slow"`` runs every service-free test.
 """
 
 from __future__ import annotations
@@ -54,14 +55,6 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
     "tests/analysis/stats/test_clustered.py": (
         "test_participants_who_differ_widen_the_interval_beyond_the_models",
     ),
-    "tests/analysis/stats/test_pipeline.py": (
-        "test_a_population_interval_never_runs_off_the_levels_the_model_integrates_over",
-        "test_a_threshold_beyond_the_tested_levels_is_flagged_as_the_priors",
-        "test_a_ttft_level_is_fitted_as_a_falling_curve",
-        "test_psychometric_fits_get_one_row_per_level_and_participant_and_plot_one_point_per_level",
-        "test_results_are_plain_json_without_nan",
-        "test_the_jackknife_can_be_turned_off_and_is_not_used_below_five_participants",
-    ),
     "tests/analysis/stats/test_population.py": (
         "test_trial_rows_and_block_rows_give_the_same_fit",
         "test_few_participants_get_the_profile_interval_with_a_students_t_cut",
@@ -77,6 +70,33 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_the_interval_follows_the_confidence_level_asked_for",
         "test_the_pooled_interval_per_condition_reaches_as_far_as_the_participant_jackknife",
     ),
+    "tests/analysis/reporting/test_methods.py": (
+        "test_the_methods_paragraph_states_design_n_exclusions_and_fitting",
+    ),
+    "tests/analysis/test_report_page.py": (
+        "test_the_report_embeds_figures_tables_and_the_exclusion_report",
+    ),
+    "tests/playback/core/importers/test_sglang.py": (
+        "test_detailed_run_becomes_streams_with_recorded_times",
+        "test_zero_gaps_are_kept_as_recorded",
+    ),
+    # measured with --durations on the loaded machine (issue 42): seconds of CPU each
+    "tests/analysis/test_speed_equivalence.py": ALL,  # whole simulated studies against the recorded numbers
+    "tests/analysis/stats/test_ratings.py": (
+        "test_quality_intervals_cover_the_truth_with_straight_liners_among_the_raters",
+    ),
+    "tests/analysis/stats/test_pipeline.py": (
+        "test_individual_fits_above_the_runs_limit_say_why_there_is_no_mean",
+        "test_the_axis_and_the_population_share_reach_every_fit_and_the_population_rows",
+        "test_a_lapse_that_ends_at_its_bound_is_flagged_with_what_to_try",
+        "test_preference_shares_follow_the_confidence_level_asked_for",
+        "test_a_population_interval_never_runs_off_the_levels_the_model_integrates_over",
+        "test_a_threshold_beyond_the_tested_levels_is_flagged_as_the_priors",
+        "test_a_ttft_level_is_fitted_as_a_falling_curve",
+        "test_psychometric_fits_get_one_row_per_level_and_participant_and_plot_one_point_per_level",
+        "test_results_are_plain_json_without_nan",
+        "test_the_jackknife_can_be_turned_off_and_is_not_used_below_five_participants",
+    ),
     "tests/analysis/stats/test_psychometric.py": (
         "test_threshold_at_other_proportions_gets_its_own_interval",
         "test_binomial_data_keep_close_to_binomial_intervals",
@@ -88,15 +108,25 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_repeated_rows_move_eta_to_the_slab_for_overdispersed_data_and_keep_it_on_the_spike_for_binomial",
         "test_weibull_fits_on_log_levels_and_reports_threshold_in_levels",
         "test_yes_no_fit_recovers_threshold_and_width_from_exact_proportions",
+        "test_threshold_at_75_percent_of_psi_in_2afc_is_the_core_midpoint",
     ),
-    "tests/analysis/reporting/test_methods.py": (
-        "test_the_methods_paragraph_states_design_n_exclusions_and_fitting",
+    "tests/analysis/stats/test_score_arrays.py": ("test_fast_and_full_paths_agree",),
+    "tests/analysis/stats/test_bartlett.py": (
+        "test_a_free_nuisance_rate_profiled_out_still_gives_about_one_with_many_trials",
     ),
-    "tests/analysis/test_report_page.py": (
-        "test_the_report_embeds_figures_tables_and_the_exclusion_report",
+    "tests/playback/core/importers/test_rederive.py": ("test_rederive_invariants",),  # a property-based search
+    "tests/playback/core/test_arrivals.py": ("test_the_figure_draws_one_panel_per_pattern",),
+    "tests/playback/test_commands.py": ("test_arrival_patterns_lists_every_pattern_and_plots_their_arrivals",),
+    "tests/playback/core/test_tokenizers.py": (  # each loads a large vocabulary of its own
+        "test_qwen_matches_the_packages_own_tokenizer",
+        "test_deepseek_long_text_chunking_gives_the_same_ids",
     ),
-    "tests/playback/core/importers/test_sglang.py": (
-        "test_detailed_run_becomes_streams_with_recorded_times",
+    "tests/studyapp/design/adaptive/test_interleave.py": (
+        "test_catch_trials_never_exceed_their_budget_so_max_trials_is_a_hard_cap",
+    ),
+    "tests/studyapp/bots/test_observers.py": (
+        "test_ratings_stay_on_the_scale_and_rise_with_characters_per_second",
+        "test_the_share_of_yes_answers_matches_the_model_probability",
     ),
     "tests/playback/core/test_playground.py": (
         "test_a_configuration_survives_the_url_exactly",
@@ -107,12 +137,26 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
     "tests/pacelab/test_security_settings.py": (
         "test_check_deploy_is_clean_with_production_settings",
     ),
+    "tests/pacelab/test_prepare.py": ALL,  # `manage.py prepare` in fresh interpreters, migrating fresh databases
     "tests/pacelab/test_import_contracts.py": (  # scripts/test --fast runs lint-imports itself
         "test_the_cores_load_without_django_settings",
         "test_a_forbidden_import_in_a_core_breaks_the_contract",
         "test_loading_celery_from_a_package_init_breaks_the_contract",
         "test_playback_importing_studyapp_breaks_the_contract",
+        "test_each_core_alone_loads_no_framework_and_the_probe_would_see_one",
+        "test_the_import_time_benchmark_prints_a_row_per_core_against_the_django_baseline",
     ),
+}
+
+# Module-scoped fixtures that run a whole simulated analysis (tens of seconds of CPU on a loaded machine), by
+# module: every test that asks for one is slow, wherever it sits in the module (the first one pays for all).
+SLOW_FIXTURES: dict[str, tuple[str, ...]] = {
+    "tests/analysis/reporting/test_figures.py": ("results", "written"),
+    "tests/analysis/reporting/test_methods.py": ("results",),
+    "tests/analysis/test_report_page.py": ("results",),
+    "tests/analysis/stats/test_pipeline.py": ("results",),
+    "tests/analysis/stats/test_lognormal_population.py": ("results",),
+    "tests/analysis/stats/test_scoring_calibration.py": ("calibration",),
 }
 
 
@@ -121,7 +165,9 @@ def is_slow(item: pytest.Item) -> bool:
         return True
     module, _, name = item.nodeid.partition("::")
     names = SLOW_TESTS.get(module, ())
-    return names == ALL or name.split("[")[0] in names
+    if names == ALL or name.split("[")[0] in names:
+        return True
+    return bool(set(SLOW_FIXTURES.get(module, ())).intersection(getattr(item, "fixturenames", ())))
 
 
 def services_of(item: pytest.Item) -> list[str]:

@@ -15,8 +15,18 @@
 // the client reconnects with exponential backoff, says hello again and re-sends every unacknowledged batch with
 // its number; the server stores a batch number once (`ack.stored` is false for a repeat). A live trial cannot
 // resume on a new socket (the server stopped pacing): the player ends with what arrived and an error is raised.
+//
+// This module holds the client's states and its public API; each concern is a module of client/:
+// connection.js (the socket and its retries), clock.js (clock rounds), delivery.js (the schedule and live
+// frames as they arrive) and paintreport.js (paint batches until acknowledged).
 
+import { clockEstimate, createClockSync } from "./client/clock.js";
+import { createConnection, playbackUrl } from "./client/connection.js";
+import { createDelivery } from "./client/delivery.js";
+import { createPaintReport } from "./client/paintreport.js";
 import { createPlayer } from "./player.js";
+
+export { clockEstimate, playbackUrl };
 
 const DEFAULTS = {
   clockRounds: 5,
@@ -27,27 +37,6 @@ const DEFAULTS = {
   helloTimeoutMs: 10000,
 };
 
-/** The playback socket URL of this page's host: ws(s)://host/ws/playback/. */
-export function playbackUrl(loc = window.location) {
-  return `${loc.protocol === "https:" ? "wss" : "ws"}://${loc.host}/ws/playback/`;
-}
-
-const clientNow = () => performance.timeOrigin + performance.now();
-const codePoints = (s) => Array.from(s).length;
-
-/** Best clock estimate from ping rounds [{t0, t1, t2, t3}]: the round with the smallest round trip. */
-export function clockEstimate(rounds) {
-  let best = null;
-  for (const { t0, t1, t2, t3 } of rounds) {
-    const rtt = (t3 - t0) - (t2 - t1);
-    if (best === null || rtt < best.rtt_ms) {
-      best = { offset_ms: ((t1 - t0) + (t2 - t3)) / 2, uncertainty_ms: Math.max(rtt, 0) / 2,
-               rtt_ms: Math.max(rtt, 0) };
-    }
-  }
-  return best;
-}
-
 /**
  * options: {token, url = playbackUrl(), player: createPlayer options (container, strategy, indicator, ...),
  *           onError(message), onStatus(state), onPaintBatch(batch, player), onAck(ack), WebSocket,
@@ -56,8 +45,6 @@ export function clockEstimate(rounds) {
 export function createClient(options) {
   const opts = { ...DEFAULTS, ...options };
   if (!opts.token) throw new Error("pacelab client: a playback token is required");
-  const url = opts.url || playbackUrl();
-  const WS = opts.WebSocket || WebSocket;
 
   const client = {
     token: opts.token,
@@ -68,32 +55,16 @@ export function createClient(options) {
     clock: null,           // {offset_ms, uncertainty_ms, rtt_ms} from the best ping round
     clockRounds: [],
     errors: [],
-    acks: [],
-    sentBatches: 0,
-    connections: 0,
+    acks: null,            // the server's acknowledgements, in arrival order (paintreport.js)
     state: "idle",         // idle -> connecting -> ready -> playing -> finishing -> done | failed
     endMsg: null,
   };
 
-  let ws = null;
-  let bound = false;
-  let closedByUs = false;
-  let reconnects = 0;
-  let reconnectTimer = null;
-  let nextBatch = 1;
-  const pending = new Map(); // batch number -> message, until acknowledged
-  const pings = new Map();   // id -> resolve
-  let pingId = 0;
   let readyWaiter = null;
   let scheduleWaiter = null;
   let started = false;       // begin() was called
   let liveEnded = false;
   let startAt = null;
-  let scheduleRecvAt = null;
-  const recvAt = new Map();  // seq -> client receive time (trial clock)
-  const sentMs = new Map();  // seq -> server sent_ms (live)
-  const hiddenAt = new Map(); // paint t_ms -> hidden flag
-  const textBySeq = new Map(); // seq -> frame text (for the chars of an entry)
   let playerDone = false;
   let finalQueued = false;
   let dropAfterPaint = false;
@@ -116,65 +87,45 @@ export function createClient(options) {
     }
   }
 
-  function send(obj) {
-    if (!ws || ws.readyState !== 1) return false;
-    ws.send(JSON.stringify(obj));
-    return true;
-  }
-
-  // --- connection ------------------------------------------------------------------------------
-  function open() {
-    client.connections += 1;
-    bound = false;
-    const socket = new WS(url);
-    ws = socket;
-    socket.onmessage = (ev) => { if (socket === ws) receive(ev.data); };
-    socket.onclose = () => { if (socket === ws) lost(); };
-    socket.onerror = () => {}; // onclose follows
-    socket.onopen = () => {
-      if (socket !== ws) return;
-      clockRoundsThenHello().catch((e) => { if (socket === ws) error(`connection: ${e.message}`); });
-    };
-  }
-
-  async function ping() {
-    const id = ++pingId;
-    const t0 = clientNow();
-    const pong = await new Promise((resolve, reject) => {
-      pings.set(id, { resolve, reject });
-      if (!send({ type: "ping", id, t0 })) reject(new Error("socket closed during clock rounds"));
-      setTimeout(() => { if (pings.delete(id)) reject(new Error("ping: no pong in time")); }, opts.pingTimeoutMs);
-    });
-    return { t0, t1: pong.t1, t2: pong.t2, t3: pong.t3 };
-  }
+  const connection = createConnection({
+    url: opts.url || playbackUrl(),
+    WebSocket: opts.WebSocket || WebSocket,
+    backoffMs: opts.backoffMs,
+    backoffMaxMs: opts.backoffMaxMs,
+    maxReconnects: opts.maxReconnects,
+    onOpen: (socket) => {
+      clockRoundsThenHello().catch((e) => { if (connection.isCurrent(socket)) error(`connection: ${e.message}`); });
+    },
+    onMessage: receive,
+    onDrop: () => clock.abort(),
+    shouldRetry: () => client.state !== "failed" && client.state !== "done",
+    onInterrupted: () => {
+      if (started && client.mode === "live" && !liveEnded && client.player) {
+        liveEnded = true;
+        error("live delivery was interrupted: the connection dropped before the end of the stream");
+        client.player.end();
+      }
+    },
+    onGiveUp: (reconnects) => error(`connection: gave up after ${reconnects} reconnects`, true),
+    onRetry: () => status("reconnecting"),
+  });
+  const send = (obj) => connection.send(obj);
+  const clock = createClockSync({ send, timeoutMs: opts.pingTimeoutMs });
+  const delivery = createDelivery();
+  const paints = createPaintReport({
+    send,
+    isBound: () => connection.bound,
+    afterSend: () => { // test hook: lose the socket before the acknowledgement can arrive
+      if (dropAfterPaint && connection.drop(4000, "test: dropped after a paint batch")) dropAfterPaint = false;
+    },
+  });
+  client.acks = paints.acks;
 
   async function clockRoundsThenHello() {
-    const rounds = [];
-    for (let i = 0; i < opts.clockRounds; i++) rounds.push(await ping());
+    const rounds = await clock.rounds(opts.clockRounds);
     client.clockRounds.push(...rounds);
     client.clock = clockEstimate(rounds);
     send({ type: "hello", protocol: 1, token: client.token });
-  }
-
-  function lost() {
-    ws = null;
-    bound = false;
-    for (const waiter of pings.values()) waiter.reject(new Error("socket closed during clock rounds"));
-    pings.clear();
-    if (closedByUs || client.state === "failed" || client.state === "done") return;
-    if (started && client.mode === "live" && !liveEnded && client.player) {
-      liveEnded = true;
-      error("live delivery was interrupted: the connection dropped before the end of the stream");
-      client.player.end();
-    }
-    if (reconnects >= opts.maxReconnects) {
-      error(`connection: gave up after ${reconnects} reconnects`, true);
-      return;
-    }
-    const delay = Math.min(opts.backoffMaxMs, opts.backoffMs * 2 ** reconnects);
-    reconnects += 1;
-    status("reconnecting");
-    reconnectTimer = setTimeout(() => { reconnectTimer = null; open(); }, delay);
   }
 
   // --- inbound ---------------------------------------------------------------------------------
@@ -187,11 +138,7 @@ export function createClient(options) {
       return;
     }
     switch (msg.type) {
-      case "pong": {
-        const waiter = pings.get(msg.id);
-        if (waiter) { pings.delete(msg.id); waiter.resolve({ ...msg, t3: clientNow() }); }
-        break;
-      }
+      case "pong": clock.pong(msg); break;
       case "ready": onReady(msg); break;
       case "schedule": onSchedule(msg); break;
       case "frame": onFrame(msg); break;
@@ -203,8 +150,7 @@ export function createClient(options) {
   }
 
   function onReady(msg) {
-    bound = true;
-    reconnects = 0;
+    connection.bind();
     client.mode = msg.mode;
     client.config = msg.config;
     client.frameCount = msg.frames;
@@ -213,28 +159,20 @@ export function createClient(options) {
     }
     // Prefetch before begin(), reconnected: ask for the schedule again (start is accepted once per socket).
     if (!started && client.mode === "prefetch" && client.frames === null && scheduleWaiter) send({ type: "start" });
-    for (const batch of [...pending.keys()].sort((a, b) => a - b)) send(pending.get(batch));
+    paints.resendPending();
     if (readyWaiter) { const w = readyWaiter; readyWaiter = null; w.resolve(msg); }
   }
 
-  let scheduleParts = [];
   function onSchedule(msg) {
-    // A long schedule comes in parts (part 1..parts, in order); pacing starts once all of them are here.
-    const parts = msg.parts || 1;
-    if ((msg.part || 1) === 1) scheduleParts = [];
-    scheduleParts.push(msg.frames);
-    if (scheduleParts.length < parts) return;
-    scheduleRecvAt = performance.now();
-    client.frames = scheduleParts.flat();
-    scheduleParts = [];
+    const frames = delivery.schedulePart(msg);
+    if (frames === null) return; // more parts to come: pacing starts once all of them are here
+    client.frames = frames;
     if (scheduleWaiter) { const w = scheduleWaiter; scheduleWaiter = null; w.resolve(client.frames); }
   }
 
   function onFrame(msg) {
     if (!client.player || liveEnded) return;
-    textBySeq.set(msg.seq, msg.text);
-    recvAt.set(msg.seq, performance.now() - startAt);
-    sentMs.set(msg.seq, msg.sent_ms);
+    delivery.frameReceived(msg, performance.now() - startAt);
     client.player.pushFrame(msg);
   }
 
@@ -247,77 +185,34 @@ export function createClient(options) {
   }
 
   function onAck(msg) {
-    pending.delete(msg.batch);
-    client.acks.push(msg);
+    paints.acknowledge(msg);
     if (opts.onAck) opts.onAck(msg);
     maybeDone();
   }
 
   function onServerError(text) {
-    const m = /^paint: batch (\d+) was not stored/.exec(text);
-    if (m) { // a database hiccup: the batch stays pending; send it again shortly
-      const batch = Number(m[1]);
-      setTimeout(() => { if (pending.has(batch)) send(pending.get(batch)); }, 500);
-    }
+    paints.retryIfNotStored(text);
     if (text.startsWith("hello:")) {
       error(text, true);
       if (readyWaiter) { const w = readyWaiter; readyWaiter = null; w.reject(new Error(text)); }
       if (scheduleWaiter) { const w = scheduleWaiter; scheduleWaiter = null; w.reject(new Error(text)); }
-      closedByUs = true;
-      if (ws) ws.close();
+      connection.hangUp();
       return;
     }
     error(text);
   }
 
-  // --- paint batches ---------------------------------------------------------------------------
-  function entriesOf(batch) {
-    for (const p of batch.paints || []) { // a frame's painted_ms is its paint's DOM moment (or frame start)
-      hiddenAt.set(p.t_ms, p.hidden);
-      if (p.dom_ms !== undefined) hiddenAt.set(p.dom_ms, p.hidden);
-    }
-    const out = [];
-    for (const f of batch.frames || []) {
-      if (f.painted_ms === null || f.painted_ms === undefined || f.empty) continue; // never on screen
-      const entry = {
-        seq: f.seq,
-        t_ms: f.t_ms,
-        recv_ms: client.mode === "live" ? (recvAt.get(f.seq) ?? f.due_ms) : scheduleRecvAt - startAt,
-        paint_ms: f.painted_ms,
-        chars: codePoints(frameText(f)),
-        hidden: hiddenAt.get(f.painted_ms) ?? document.visibilityState === "hidden",
-      };
-      if (client.mode === "live" && Number.isFinite(sentMs.get(f.seq))) entry.sent_ms = sentMs.get(f.seq);
-      if (Number.isFinite(f.design_ms)) entry.design_ms = f.design_ms; // the strategy's intended paint time
-      out.push(entry);
-    }
-    return out;
-  }
-
-  function frameText(f) { return textBySeq.get(f.seq) ?? ""; }
-
-  function queuePaint(entries) {
-    const msg = { type: "paint", batch: nextBatch++, entries, clock: client.clock || undefined };
-    pending.set(msg.batch, msg);
-    client.sentBatches += 1;
-    if (bound) {
-      send(msg);
-      if (dropAfterPaint && ws) { // test hook: lose the socket before the acknowledgement can arrive
-        dropAfterPaint = false;
-        ws.close(4000, "test: dropped after a paint batch");
-      }
-    }
-  }
-
+  // --- paint batches from the player -----------------------------------------------------------
   function onBatch(batch) {
-    const entries = entriesOf(batch);
-    for (let i = 0; i < entries.length; i += 2000) queuePaint(entries.slice(i, i + 2000));
+    paints.report(batch, { mode: client.mode, startAt, delivery }, client.clock);
     if (opts.onPaintBatch) opts.onPaintBatch(batch, client.player);
     if (batch.final) { finalQueued = true; maybeDone(); }
   }
 
   function maybeDone() {
-    if (!playerDone || !finalQueued || pending.size || client.state === "done" || client.state === "failed") return;
+    if (!playerDone || !finalQueued || paints.pendingCount || client.state === "done" || client.state === "failed") {
+      return;
+    }
     status("done");
     resolveDone({ summary: client.summary, acks: client.acks, clock: client.clock, mode: client.mode,
                   errors: client.errors, endMsg: client.endMsg });
@@ -329,7 +224,7 @@ export function createClient(options) {
     if (client.state !== "idle") throw new Error("pacelab client: prepare() was already called");
     status("connecting");
     const ready = new Promise((resolve, reject) => { readyWaiter = { resolve, reject }; });
-    open();
+    connection.open();
     const msg = await ready;
     if (msg.mode === "prefetch") {
       const frames = new Promise((resolve, reject) => { scheduleWaiter = { resolve, reject }; });
@@ -349,7 +244,7 @@ export function createClient(options) {
     player.onPaintBatch(onBatch);
     startAt = at ?? performance.now();
     if (client.mode === "prefetch") {
-      for (const f of client.frames) textBySeq.set(f.seq, f.text);
+      delivery.scheduleLoaded(client.frames);
       player.load(client.frames).start(startAt);
     } else {
       player.start(startAt);
@@ -372,17 +267,14 @@ export function createClient(options) {
   };
 
   /** Close for good (no reconnect). Unacknowledged batches stay in `client.pending`. */
-  client.close = function close() {
-    closedByUs = true;
-    if (reconnectTimer !== null) clearTimeout(reconnectTimer);
-    if (ws) ws.close();
-    ws = null;
-  };
+  client.close = function close() { connection.close(); };
 
   /** Test hook: close the socket right after the next paint batch is sent, before its acknowledgement. */
   client.dropAfterNextPaint = function dropAfterNextPaint() { dropAfterPaint = true; };
 
-  Object.defineProperty(client, "pending", { get: () => [...pending.keys()] });
-  Object.defineProperty(client, "connected", { get: () => bound });
+  Object.defineProperty(client, "pending", { get: () => paints.pendingBatches });
+  Object.defineProperty(client, "connected", { get: () => connection.bound });
+  Object.defineProperty(client, "sentBatches", { get: () => paints.sentBatches, enumerable: true });
+  Object.defineProperty(client, "connections", { get: () => connection.connections, enumerable: true });
   return client;
 }
