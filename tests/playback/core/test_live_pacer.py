@@ -49,8 +49,9 @@ async def test_many_streams_are_paced_by_one_timer_without_a_task_per_frame():
     assert all(s.seqs == list(range(20)) for s in senders)
     # every send ran inside the timer's callback, not in a task of its own (no task switch per frame)
     assert all(s.tasks == {None} for s in senders)
-    # 200 streams started within the same few µs: their frames come out together, far fewer wakes than frames
-    assert shared.wakes - wakes0 < 200 * 20 / 10
+    # 200 streams started within a few ms: frames due together come out on one wake, so there are far fewer wakes
+    # than frames (about 20 on an idle machine; a busy one spreads the starts, 553 was seen with two test workers)
+    assert shared.wakes - wakes0 < 200 * 20 / 2
     assert live_pacer.live_count() == 0
 
 
