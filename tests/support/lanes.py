@@ -109,8 +109,25 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_weibull_fits_on_log_levels_and_reports_threshold_in_levels",
         "test_yes_no_fit_recovers_threshold_and_width_from_exact_proportions",
         "test_threshold_at_75_percent_of_psi_in_2afc_is_the_core_midpoint",
+        "test_a_threshold_at_a_proportion_is_computed_once_per_fit_and_point",
+        "test_a_point_past_every_level_lies_in_its_interval_which_is_open_on_that_side",
+        "test_a_low_proportion_with_a_free_guess_rate_is_open_below_but_bounded_above",
+        "test_a_well_placed_design_has_a_closed_interval_and_no_warnings",
+        "test_the_bartlett_correction_applies_only_where_the_guess_rate_is_fixed",
+        "test_an_interval_the_answers_do_not_bound_is_open_on_that_side_not_the_grids_edge",
+        "test_blocks_keep_repeated_levels_and_the_binomial_fit_is_the_pooled_one",
+        "test_hybrid_interval_ends_where_the_guess_integrated_profile_drops_by_half_the_chi2_quantile",
     ),
-    "tests/analysis/stats/test_score_arrays.py": ("test_fast_and_full_paths_agree",),
+    "tests/analysis/stats/test_score_arrays.py": (
+        "test_fast_and_full_paths_agree",
+        "test_a_file_the_fast_path_does_not_take_goes_through_the_importer_which_names_the_problem",
+    ),
+    # measured with --durations after the merge of this stop's branches: whole simulated analyses and grid fits
+    "tests/analysis/stats/test_headline_run.py": ALL,  # the full pipeline against the reduced one
+    "tests/analysis/stats/test_population_draws.py": ALL,  # a simulated study's likelihood draws in its fixture
+    "tests/studyapp/design/test_counterbalance.py": (
+        "test_constrained_shuffle_is_a_permutation_that_keeps_runs_short_whenever_possible",
+    ),
     "tests/analysis/stats/test_bartlett.py": (
         "test_a_free_nuisance_rate_profiled_out_still_gives_about_one_with_many_trials",
     ),

@@ -84,11 +84,15 @@ async def test_a_cancelled_pacing_task_leaves_the_registry_and_keeps_what_it_sen
 
     task = pacer.start_pacing(_frames(100, 10.0), Recorder(), result=result, on_done=on_done)
     assert pacer.live_task_count() == before + 1
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
     await asyncio.sleep(0.055)
     await pacer.stop_pacing(task)
+    elapsed_ms = (loop.time() - t0) * 1000
     assert task.cancelled()
     assert pacer.live_task_count() == before
-    assert 3 <= result.sent <= 8 and done == []
+    # what was due by the stop was sent (a busy machine may wake the test late), nothing after it, no completion
+    assert 3 <= result.sent <= min(elapsed_ms / 10 + 2, 99) and done == []
 
 
 async def test_a_finished_pacing_task_runs_its_completion_and_leaves_the_registry():
