@@ -173,18 +173,18 @@ def test_e2e_benchmark_prints_coverage_bias_width_and_time_per_design_and_condit
 
 @pytest.mark.browser
 def test_smoothers_benchmark_prints_a_row_per_pattern_and_strategy_and_refuses_unknown_names():
-    out = _run("benchmarks/smoothers.py", "--patterns", "steady,blob",
+    out = _run("benchmarks/smoothers.py", "--patterns", "steady-api,fast-dump",
                "--strategies", "token,chat-ui-smooth,typewriter")
     header = next(line for line in out.splitlines() if line.startswith("pattern"))
     for column in ("delay p50", "p95", "max", "ttfp", "cv", "ch/paint", "hold", "last"):
         assert column in header
     rows = {tuple(line.split()[:2]): line.split()[2:] for line in out.splitlines()
-            if line.startswith(("steady ", "blob "))}
-    assert set(rows) == {(p, s) for p in ("steady", "blob") for s in ("token", "chat-ui-smooth", "typewriter")}
+            if line.startswith(("steady-api ", "fast-dump "))}
+    assert set(rows) == {(p, s) for p in ("steady-api", "fast-dump") for s in ("token", "chat-ui-smooth", "typewriter")}
     # chat-ui never holds a character past 400 ms (plus the loaded machine's frames); a typewriter at 100
-    # chars/s falls far behind a 200 chars/s blob
-    assert float(rows[("blob", "chat-ui-smooth")][2]) < 400 + 200
-    assert float(rows[("blob", "typewriter")][7]) > 1500
+    # chars/s falls far behind a provider's fast dump (the named patterns of playback/core/arrivals.py)
+    assert float(rows[("fast-dump", "chat-ui-smooth")][2]) < 400 + 200
+    assert float(rows[("fast-dump", "typewriter")][7]) > 1500
     refused = _run("benchmarks/smoothers.py", "--patterns", "nope", check=False, timeout=60)
     assert refused.returncode == 2 and "--patterns: unknown nope" in refused.stderr
 
