@@ -42,28 +42,12 @@ FALLBACK_TOKENIZER = "char"
 
 def spread(total: int, slots: int) -> list[int]:
     """How many of ``total`` items go to each of ``slots`` ordered slots (see the module rule)."""
-    if slots <= 0:
-        raise ValueError(f"slots must be >= 1, got {slots}")
-    if total < 0:
-        raise ValueError(f"total must be >= 0, got {total}")
-    if total == slots:
-        return [1] * slots
-    if total > slots:
-        bounds = [i * total // slots for i in range(slots + 1)]
-        return list(map(operator.sub, bounds[1:], bounds))
-    counts = [0] * slots
-    if total == 1:
-        counts[0] = 1
-    elif total > 1:
-        step = (slots - 1) / (total - 1)
-        for j in range(total):
-            counts[math.floor(j * step + 0.5)] += 1
-    return counts
+    return np.diff(spread_bounds(total, slots)).tolist()
 
 
 def spread_bounds(total: int, slots: int) -> np.ndarray:
-    """``spread`` as running bounds (``slots + 1`` of them, from 0 to ``total``), in numpy: slot ``j`` gets the
-    items ``bounds[j]:bounds[j + 1]``. The same arithmetic as ``spread``, so the same split."""
+    """The module rule as running bounds (``slots + 1`` of them, from 0 to ``total``): slot ``j`` gets the items
+    ``bounds[j]:bounds[j + 1]``. ``spread`` gives the counts; one arithmetic for both import paths."""
     if slots <= 0:
         raise ValueError(f"slots must be >= 1, got {slots}")
     if total < 0:
@@ -78,6 +62,17 @@ def spread_bounds(total: int, slots: int) -> np.ndarray:
         at = np.floor(np.arange(total, dtype=np.int64) * step + 0.5).astype(np.int64)
         np.bincount(at, minlength=slots).cumsum(out=bounds[1:])
     return bounds
+
+
+def _notes(tok: Tokenizer, units: int, chunks: int, recorded: int | None) -> list[str]:
+    """What is approximate in a re-derivation: fewer tokens (or recorded output tokens) than chunks."""
+    notes = []
+    if units < chunks:
+        notes.append(f"tokenizer {tok.name} gave {units} tokens for {chunks} recorded chunks: "
+                     f"{chunks - units} chunks carry no text")
+    if recorded is not None and recorded < chunks:
+        notes.append(f"recorded {recorded} output tokens for {chunks} chunks: some carry 0 tokens")
+    return notes
 
 
 def rederive(
@@ -101,18 +96,11 @@ def rederive(
         raise ValueError("chunk times go backwards")
     tok = tokenizers.get(tokenizer) if isinstance(tokenizer, str) else tokenizer
     units = tok.pieces(text) if text else []
-    notes: list[str] = []
 
     unit_counts = spread(len(units), chunks)
-    if len(units) < chunks:
-        notes.append(
-            f"tokenizer {tok.name} gave {len(units)} tokens for {chunks} recorded chunks: "
-            f"{chunks - len(units)} chunks carry no text"
-        )
+    notes = _notes(tok, len(units), chunks, output_tokens)
     token_total = len(units) if output_tokens is None else output_tokens
     token_counts = spread(token_total, chunks)
-    if output_tokens is not None and output_tokens < chunks:
-        notes.append(f"recorded {output_tokens} output tokens for {chunks} chunks: some carry 0 tokens")
 
     if len(units) == chunks:
         texts = units
@@ -144,12 +132,7 @@ def rederive_columns(
         if ends0 is None:
             ends0 = bounds_of[k] = np.concatenate(([0], ends[firsts[k] : firsts[k + 1]])).astype(np.int32)
         units, chunks = len(ends0) - 1, len(times)
-        notes: list[str] = []
-        if units < chunks:
-            notes.append(f"tokenizer {tok.name} gave {units} tokens for {chunks} recorded chunks: "
-                         f"{chunks - units} chunks carry no text")
-        if recorded is not None and recorded < chunks:
-            notes.append(f"recorded {recorded} output tokens for {chunks} chunks: some carry 0 tokens")
+        notes = _notes(tok, units, chunks, recorded)
         cuts = ends0 if units == chunks else ends0[spread_bounds(units, chunks)]
         token_bounds = spread_bounds(units if recorded is None else recorded, chunks)
         token_counts = (token_bounds[1:] - token_bounds[:-1]).astype(np.int32)
