@@ -1,6 +1,7 @@
 """A playground variant as code a chat client can use: a call of ``static/js/pacelab-smoother.js`` (PaceLab's
 player strategies as one dependency-free ES module) with the variant's strategy and options, and, for the
-``ai-sdk-smooth`` preset, the equivalent Vercel AI SDK ``smoothStream({...})`` call. No Django import.
+``ai-sdk-smooth`` preset, the equivalent Vercel AI SDK ``smoothStream({...})`` call (a RegExp chunking as a
+``/source/flags`` literal, a segmenter as ``new Intl.Segmenter(locale, ...)``). No Django import.
 """
 
 from __future__ import annotations
@@ -30,6 +31,32 @@ def module_snippet(strategy: str, options: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+LINE_BREAKS = {"\n": "\\n", "\r": "\\r", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def regexp_literal(source: str, flags: str = "") -> str:
+    """``/source/flags`` as JavaScript reads it back to the same RegExp: an unescaped ``/`` is escaped (``\\/``
+    means ``/`` in and out of a class, with and without the u flag), line breaks are written as escapes, and an
+    empty source is ``(?:)`` (``//`` would start a comment)."""
+    out = []
+    escaped = False
+    for c in source:
+        if escaped:
+            if c in LINE_BREAKS:  # an escaped line break is the line break: write its escape instead
+                out[-1] = LINE_BREAKS[c]
+            else:
+                out.append(c)
+            escaped = False
+        elif c == "\\":
+            out.append(c)
+            escaped = True
+        elif c == "/":
+            out.append("\\/")
+        else:
+            out.append(LINE_BREAKS.get(c, c))
+    return f"/{''.join(out) or '(?:)'}/{''.join(sorted(flags.replace('g', '')))}"
+
+
 def ai_sdk_call(strategy: str, options: Mapping[str, Any]) -> str | None:
     """The ``smoothStream({...})`` call equivalent to an ``ai-sdk-smooth`` variant, else None."""
     if strategy != "ai-sdk-smooth":
@@ -39,9 +66,12 @@ def ai_sdk_call(strategy: str, options: Mapping[str, Any]) -> str | None:
         parts.append(f"delayInMs: {_js(options['delayInMs'])}")
     chunking = options.get("chunking", "word")
     if chunking == "segmenter":
-        parts.append(f"chunking: new Intl.Segmenter({_js(options.get('locale', 'en'))}, {{ granularity: 'word' }})")
+        locale = _js(options["locale"]) if options.get("locale") else "undefined"  # undefined: the browser's
+        parts.append(f"chunking: new Intl.Segmenter({locale}, {{ granularity: 'word' }})")
+    elif chunking == "regexp":
+        parts.append(f"chunking: {regexp_literal(options.get('regexp', ''), options.get('flags', ''))}")
     elif isinstance(chunking, Mapping) and "regexp" in chunking:
-        parts.append(f"chunking: new RegExp({_js(chunking['regexp'])}, {_js(chunking.get('flags', 'm'))})")
+        parts.append(f"chunking: {regexp_literal(chunking['regexp'], chunking.get('flags', 'm'))}")
     elif chunking != "word":
         parts.append(f"chunking: {AI_SDK_CHUNKING.get(str(chunking), _js(chunking))}")
     call = f"smoothStream({{ {', '.join(parts)} }})" if parts else "smoothStream()"

@@ -164,6 +164,9 @@ def _strings() -> dict[str, str]:
         "lag": _("lag of each paint"),
         "timeline": _("Paint timeline: characters arrived and painted over time"),
         "no_paints": _("No paints yet."),
+        "bad_regexp": _("%(name)s: not a valid regular expression: %(error)s"),
+        "bad_locale": _("%(name)s: not a language tag (such as en, zh, ja, zh-Hant): %(error)s"),
+        "bad_text": _("%(name)s: %(error)s"),
     }
 
 

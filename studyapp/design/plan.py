@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from playback.core import arrivals, synth, texts, transforms
+from playback.core import arrivals, strategy_options, synth, texts, transforms
 from playback.core.stream import Stream, StreamMeta
 from playback.core.timing import TimingSpec, TimingSpecError
 from studyapp.design import counterbalance, textcut
@@ -300,6 +300,7 @@ def stimulus_spec(params: Mapping[str, Any], where: Mapping[str, str], language:
         raise DesignError(path, message) from None
     if trace is not None and "rate" in timing_values and timing.rate_unit != "tokens":
         raise DesignError(where["rate"], "a trace can only be re-timed to a tokens rate")
+    _check_strategy_options(params, where, origin)
     return StimulusSpec(
         text=text, trace=dict(trace) if trace is not None else None, tokenizer=tokenizer, timing=timing,
         seed=int(params.get("seed", 0)), max_chars=params.get("max_chars"), strategy=params["strategy"],
@@ -307,6 +308,15 @@ def stimulus_spec(params: Mapping[str, Any], where: Mapping[str, str], language:
         indicator_options=dict(params["indicator_options"]), delivery=params["delivery"],
         language=content_language, timing_set=tuple(k for k in TIMING_FIELDS if k in timing_values),
     )
+
+
+def _check_strategy_options(params: Mapping[str, Any], where: Mapping[str, str], origin: str) -> None:
+    """The strategy options against the strategy's own declaration (as the playground checks them)."""
+    given = params.get("strategy_options") or {}
+    parsed = strategy_options.parse(params["strategy"], given)
+    if parsed.errors:
+        at = where.get("strategy_options", where.get("strategy", origin))
+        raise DesignError(at, "; ".join(f"{params['strategy']} option {e}" for e in parsed.errors))
 
 
 # --- expansion ------------------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 // view (own scroll, following the newest text), draws each variant's paint timeline (timeline.js) and its
 // smoother numbers (smoother_stats.js, as benchmarks/smoothers.py computes them), and the server's stored
 // fidelity summary at the end. A playback is played once: a second play asks the server for fresh ones.
-// The settings form shows the options of the chosen strategy only. window.__playground exposes the runs for
+// The settings form shows the options of the chosen strategy only, and checks a typed RegExp or locale
+// by its field. window.__playground exposes the runs for
 // browser tests.
 
 import { createClient } from "../playback/client.js";
@@ -212,6 +213,54 @@ for (const select of document.querySelectorAll("select[data-role=render]")) {
   };
   select.addEventListener("change", sync);
   sync();
+}
+
+// Text options are checked as they are typed, by the engine that will run them: a RegExp with `new RegExp`
+// (and its sibling `flags`), a locale with Intl.getCanonicalLocales. The message shows by the field, and the
+// field's custom validity keeps the form from being applied until it is fixed. The server checks again
+// (playback/core/strategy_options.py) for what every browser refuses.
+const say = (template, name, error) => template.replace("%(name)s", name).replace("%(error)s", error);
+
+function textProblem(input) {
+  const value = input.value;
+  const name = input.dataset.option;
+  const group = input.closest(".pg-opts");
+  try {
+    if (input.dataset.format === "regexp" && value) {
+      const flags = group.querySelector("input[data-format=flags]");
+      new RegExp(value, flags && flags.validity.valid ? flags.value : "");
+    } else if (input.dataset.format === "flags" && value) {
+      new RegExp("", value);
+    } else if (input.dataset.format === "locale" && value) {
+      Intl.getCanonicalLocales(value);
+    }
+  } catch (e) {
+    const template = { regexp: S.bad_regexp, locale: S.bad_locale }[input.dataset.format] ?? S.bad_text;
+    return say(template, name, e.message);
+  }
+  return "";
+}
+
+function checkText(input) {
+  input.setCustomValidity("");
+  let message = textProblem(input);
+  if (!message && !input.validity.valid) message = say(S.bad_text, input.dataset.option, input.validationMessage);
+  input.setCustomValidity(message);
+  const shown = input.closest("label").querySelector("[data-role=option-error]");
+  shown.textContent = message;
+  shown.hidden = !message;
+  return !message;
+}
+
+for (const input of document.querySelectorAll(".pg-opts input[type=text]")) {
+  const group = input.closest(".pg-opts");
+  input.addEventListener("input", () => {
+    checkText(input);
+    if (input.dataset.format === "flags") {
+      for (const re of group.querySelectorAll("input[data-format=regexp]")) checkText(re);
+    }
+  });
+  checkText(input);
 }
 
 function result(letter) {

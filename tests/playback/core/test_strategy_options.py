@@ -32,7 +32,8 @@ def test_values_are_typed_and_defaults_left_out():
     ("typewriter", {"charsPerSec": "0"}, "a.opt.charsPerSec: must be a number > 0 and <= 100000, got '0'"),
     ("typewriter", {"charsPerSec": "fast"}, "a.opt.charsPerSec: must be a number > 0 and <= 100000, got 'fast'"),
     ("smooth", {"minChars": "1.5"}, "a.opt.minChars: must be a whole number >= 1 and <= 1000, got '1.5'"),
-    ("ai-sdk-smooth", {"chunking": "sentence"}, "a.opt.chunking: must be one of word, line, segmenter, got 'sentence'"),
+    ("ai-sdk-smooth", {"chunking": "sentence"},
+     "a.opt.chunking: must be one of word, line, segmenter, regexp, got 'sentence'"),
     ("token", {"delayInMs": "5"}, "a.opt.delayInMs: not an option of token (its options: none)"),
     ("accelerating", {"startSpeed": "30"}, "a.opt.endSpeed: must be >= startSpeed (30), got 24"),
 ])
@@ -68,3 +69,70 @@ def test_a_bad_option_in_the_url_is_reported_and_the_page_still_renders_with_the
     result = playground.parse({"src": "demo", "a.render": "typewriter", "a.opt.charsPerSec": "-3"})
     assert result.errors == ("a.opt.charsPerSec: must be a number > 0 and <= 100000, got '-3'",)
     assert result.config.variants[0].options == ()
+
+
+def test_text_options_carry_a_regexp_and_a_locale_and_need_what_their_choice_needs():
+    parsed = strategy_options.parse("ai-sdk-smooth", {"chunking": "regexp", "regexp": "[.!?]\\s+", "flags": "i"})
+    assert parsed.errors == []
+    assert parsed.options == {"chunking": "regexp", "regexp": "[.!?]\\s+", "flags": "i"}
+    assert strategy_options.parse("ai-sdk-smooth", {"chunking": "segmenter", "locale": "zh"}).options == {
+        "chunking": "segmenter", "locale": "zh"}
+    assert strategy_options.parse("chat-ui-smooth", {"locale": "ja"}).options == {"locale": "ja"}
+    assert strategy_options.parse("ai-sdk-smooth", {"regexp": " "}).options == {"regexp": " "}  # not stripped
+    missing = strategy_options.parse("ai-sdk-smooth", {"chunking": "regexp"}, "a.opt.")
+    assert missing.errors == ["a.opt.regexp: required when chunking is regexp (ai-sdk-smooth)"]
+    assert missing.options == {}
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"chunking": "regexp", "regexp": "[.!?"},
+     "a.opt.regexp: is not a valid regular expression (missing ] (an unterminated character class)): '[.!?'"),
+    ({"regexp": "(sentence"}, "a.opt.regexp: is not a valid regular expression (missing ) (an unterminated "
+                              "group)): '(sentence'"),
+    ({"regexp": "*\\s"}, "a.opt.regexp: is not a valid regular expression (nothing to repeat before '*'): '*\\\\s'"),
+    ({"regexp": "x" * 201}, "a.opt.regexp: must be at most 200 characters, got 201"),
+    ({"flags": "g"}, "a.opt.flags: must be RegExp flags of at most 4 characters matching [imsu]*, got 'g'"),
+    ({"flags": "ii"}, "a.opt.flags: a flag is repeated in 'ii'"),
+    ({"locale": "zh_CN"}, "a.opt.locale: is not a language tag (such as en, zh, ja, zh-Hant), got 'zh_CN'"),
+    ({"locale": "chinese!"}, "a.opt.locale: is not a language tag (such as en, zh, ja, zh-Hant), got 'chinese!'"),
+    ({"locale": 7}, "a.opt.locale: must be a text, got 7"),
+])
+def test_a_bad_regexp_flags_or_locale_is_named_and_says_why(given, message):
+    parsed = strategy_options.parse("ai-sdk-smooth", given, "a.opt.")
+    assert parsed.errors == [message]
+    assert "regexp" not in parsed.options and "locale" not in parsed.options
+
+
+def test_every_option_a_strategy_reads_is_declared():
+    """Nothing a strategy reads from `opts` is missing from its OPTIONS (isHidden is a hook for tests and
+    embedders, a function, not a designer's option)."""
+    import re
+
+    for path in sorted(strategy_options.STRATEGY_DIR.glob("*.js")):
+        if path.stem in ("index", "boundary"):
+            continue
+        read = set(re.findall(r"\bopts\.(\w+)", path.read_text(encoding="utf-8"))) - {"isHidden"}
+        assert read <= set(strategy_options.specs(path.stem)), f"{path.stem}: undeclared {read}"
+
+
+def test_a_text_declaration_needs_a_text_default_and_a_known_format():
+    spec = strategy_options.read_declaration(
+        'export const OPTIONS = {"r": {"type": "text", "default": "", "maxLength": 9, "format": "regexp"}};')["r"]
+    assert (spec.type, spec.max_length, spec.format) == ("text", 9, "regexp")
+    with pytest.raises(ValueError, match="x.js: option r: a text option needs a text default"):
+        strategy_options.read_declaration('export const OPTIONS = {"r": {"type": "text", "default": 1}};', "x")
+    with pytest.raises(ValueError, match="x.js: option r: a text option needs a text default and a format"):
+        strategy_options.read_declaration(
+            'export const OPTIONS = {"r": {"type": "text", "default": "", "format": "email"}};', "x")
+
+
+def test_the_playground_url_round_trips_a_regexp_and_a_locale():
+    result = playground.parse({"src": "demo", "n": "2", "a.render": "ai-sdk-smooth", "a.opt.chunking": "regexp",
+                               "a.opt.regexp": "[.!?]\\s+", "b.render": "chat-ui-smooth", "b.opt.locale": "zh"})
+    assert result.errors == ()
+    a, b = result.config.variants
+    assert a.strategy_options() == {"chunking": "regexp", "regexp": "[.!?]\\s+"}
+    assert b.strategy_options() == {"locale": "zh"}
+    params = playground.to_params(result.config)
+    assert params["a.opt.regexp"] == "[.!?]\\s+"
+    assert playground.parse(params).config == result.config

@@ -256,7 +256,31 @@ def test_a_factor_on_a_log_axis_needs_levels_above_zero():
 
 
 def test_the_client_presets_are_render_strategies_a_study_may_name():
-    for name in ("ai-sdk-smooth", "chat-ui-smooth", "accelerating", "typewriter"):
-        assert messages(study(render={"strategy": name, "strategy_options": {"maxBufferedMs": 400}})) == []
+    own = {"ai-sdk-smooth": {"delayInMs": 20}, "chat-ui-smooth": {"maxBufferedMs": 400},
+           "accelerating": {"startSpeed": 3}, "typewriter": {"charsPerSec": 80}}
+    for name, options in own.items():
+        assert messages(study(render={"strategy": name, "strategy_options": options})) == []
+    (problem,) = messages(study(render={"strategy": "typewriter", "strategy_options": {"maxBufferedMs": 400}}))
+    assert problem.startswith("render.strategy_options: typewriter option maxBufferedMs: not an option")
     (problem,) = messages(study(render={"strategy": "vercel"}))
     assert problem.startswith("render.strategy:") and "chat-ui-smooth" in problem
+
+
+def test_strategy_options_are_checked_against_the_strategys_declaration_where_written():
+    doc = study()
+    doc["blocks"].append({"id": "sentences", "type": "main", "stimulus": "coffee",
+                          "trials": [{"strategy": "ai-sdk-smooth",
+                                      "strategy_options": {"chunking": "regexp", "regexp": "[.!?]\\s+",
+                                                           "flags": "i", "delayInMs": 20}},
+                                     {"strategy": "chat-ui-smooth", "strategy_options": {"locale": "zh"}}],
+                          "task": {"type": "rating", "question": "OK?", "scale": {"type": "likert", "points": 5}}})
+    assert messages(doc) == []
+    doc["blocks"][-1]["trials"][0]["strategy_options"]["regexp"] = "[.!?"
+    doc["blocks"][-1]["trials"][1]["strategy_options"]["locale"] = "zh_CN"
+    assert messages(doc) == [
+        "blocks[1].trials[0].strategy_options: ai-sdk-smooth option regexp: is not a valid regular expression "
+        "(missing ] (an unterminated character class)): '[.!?'"]
+    doc["blocks"][-1]["trials"][0]["strategy_options"]["regexp"] = "[.!?]"
+    assert messages(doc) == [
+        "blocks[1].trials[1].strategy_options: chat-ui-smooth option locale: is not a language tag "
+        "(such as en, zh, ja, zh-Hant), got 'zh_CN'"]

@@ -3,8 +3,9 @@
 // being the buffer up to the end of the first match of the chunking rule, with `delayInMs` (default 10 ms)
 // between two releases; whatever is left is released when the stream ends. Chunking: "word" (a run of
 // non-blanks and the blanks after it), "line" (up to and including a run of newlines), a RegExp (given as
-// {regexp: "source", flags}), or "segmenter" (Intl.Segmenter words, for CJK: a segment is released once the
-// next one has begun, so no word is cut). While the tab is hidden the delay is skipped, as issue 43 describes.
+// {regexp: "source", flags}, or in the flat options as chunking "regexp" with `regexp` and `flags`), or
+// "segmenter" (Intl.Segmenter words, for CJK: a segment is released once the next one has begun, so no
+// word is cut). While the tab is hidden the delay is skipped, as issue 43 describes.
 // Written from that description for PaceLab, not copied.
 //
 // In the player the SDK's timer runs on a virtual clock: chunk k is released at
@@ -30,7 +31,7 @@ export function chunkDetector(chunking = "word", locale = undefined) {
   else if (chunking && typeof chunking === "object" && typeof chunking.regexp === "string") {
     re = new RegExp(chunking.regexp, (chunking.flags ?? "m").replace("g", ""));
   }
-  if (!re) throw new Error(`pacelab: ai-sdk-smooth: chunking must be "word", "line", "segmenter" or {regexp}, got ${chunking}`);
+  if (!re) throw new Error(`pacelab: ai-sdk-smooth: chunking must be "word", "line", "segmenter", "regexp" or {regexp}, got ${chunking}`);
   return (buffer) => {
     const m = re.exec(buffer);
     return m && m[0].length ? m.index + m[0].length : 0;
@@ -41,15 +42,26 @@ const pageHidden = () => typeof document !== "undefined" && document.visibilityS
 
 // The options a designer may set (the playground's form, its validation and the export are generated from
 // this declaration; playback/core/strategy_options.py reads it, so it stays strict JSON).
+// `chunking: "regexp"` uses `regexp` (its source, e.g. [.!?]\s+ for sentences) and `flags`; `locale` is the
+// Intl.Segmenter's language for `chunking: "segmenter"` (empty: the browser's own).
 export const OPTIONS = {
   "delayInMs": {"type": "number", "default": 10, "min": 0, "max": 10000, "unit": "ms"},
-  "chunking": {"type": "choice", "default": "word", "choices": ["word", "line", "segmenter"]}
+  "chunking": {"type": "choice", "default": "word", "choices": ["word", "line", "segmenter", "regexp"], "needs": {"regexp": ["regexp"]}},
+  "regexp": {"type": "text", "default": "", "maxLength": 200, "format": "regexp"},
+  "flags": {"type": "text", "default": "", "maxLength": 4, "pattern": "[imsu]*", "format": "flags"},
+  "locale": {"type": "text", "default": "", "maxLength": 35, "format": "locale"}
 };
+
+/** The `chunking` the detector takes, from the flat options a designer sets. */
+function chunkingOf(opts) {
+  const chunking = opts.chunking ?? "word";
+  return chunking === "regexp" ? { regexp: opts.regexp ?? "", flags: opts.flags ?? "" } : chunking;
+}
 
 export function createStrategy(sink, opts = {}) {
   const delayInMs = opts.delayInMs === null ? 0 : (opts.delayInMs ?? 10);
   if (!(delayInMs >= 0)) throw new Error(`pacelab: ai-sdk-smooth: delayInMs must be >= 0, got ${opts.delayInMs}`);
-  const detect = chunkDetector(opts.chunking ?? "word", opts.locale);
+  const detect = chunkDetector(chunkingOf(opts), opts.locale || undefined);
   const isHidden = typeof opts.isHidden === "function" ? opts.isHidden : pageHidden;
   let buffer = ""; // text not yet cut into chunks
   let bufferAt = 0; // arrival time of the latest text in the buffer

@@ -20,7 +20,8 @@ export const OPTIONS = {
   "tauMs": {"type": "number", "default": 1000, "min": 0, "exclusiveMin": true, "max": 60000, "unit": "ms"},
   "headroom": {"type": "number", "default": 1.1, "min": 0, "exclusiveMin": true, "max": 10},
   "flushChars": {"type": "integer", "default": 64, "min": 1, "max": 100000, "unit": "chars"},
-  "minWindowMs": {"type": "number", "default": 250, "min": 1, "max": 60000, "unit": "ms"}
+  "minWindowMs": {"type": "number", "default": 250, "min": 1, "max": 60000, "unit": "ms"},
+  "locale": {"type": "text", "default": "", "maxLength": 35, "format": "locale"}
 };
 
 export function createStrategy(sink, opts = {}) {
@@ -30,7 +31,7 @@ export function createStrategy(sink, opts = {}) {
   const floor = (opts.floorCharsPerSec ?? 20) / 1000; // chars/ms
   const flushChars = opts.flushChars ?? 64;
   const minWindowMs = opts.minWindowMs ?? 250;
-  const seg = new Intl.Segmenter(opts.locale, { granularity: "word" });
+  const seg = new Intl.Segmenter(opts.locale || undefined, { granularity: "word" });
 
   let text = ""; // pending text (UTF-16) and the arrival time of each of its code units
   let arrivals = [];
