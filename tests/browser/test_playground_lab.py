@@ -234,3 +234,49 @@ def test_strategy_options_are_generated_validated_and_reach_the_player_and_the_e
     span = a["paints"][-1]["t_ms"] - a["paints"][0]["t_ms"]
     assert span == pytest.approx(len(SHORT) / 200 * 1000, rel=0.1)
     assert [e for e in page.js_errors if not e.startswith("Failed to load resource")] == []
+
+
+def test_a_designer_types_a_sentence_regexp_and_a_locale_sees_bad_ones_by_the_field_and_gets_them_exported(open_lab):
+    page = open_lab({"src": "demo", "n": "2", "a.text": SHORT, "a.rate": "60", "a.ttft": "300",
+                     "a.render": "ai-sdk-smooth", "b.name": "zh-chat-tea", "b.rate": "60", "b.ttft": "300",
+                     "b.render": "chat-ui-smooth"})
+    page.click("#pg-settings > summary")
+    form_a, form_b = "fieldset.pg-vform:nth-of-type(1)", "fieldset.pg-vform:nth-of-type(2)"
+    page.select_option(f"{form_a} select[name='a.opt.chunking']", "regexp")
+    regexp = page.locator(f"{form_a} input[name='a.opt.regexp']")
+    regexp.fill("[.!?")  # an unterminated class: the browser's own RegExp says why, by the field
+    error_a = page.locator(f"{form_a} .pg-opts[data-strategy=ai-sdk-smooth] [data-role=option-error]").first
+    assert error_a.is_visible()
+    assert "regexp" in error_a.text_content() and "Unterminated character class" in error_a.text_content()
+    locale = page.locator(f"{form_b} input[name='b.opt.locale']")
+    locale.fill("zh_CN")
+    error_b = page.locator(f"{form_b} .pg-opts[data-strategy=chat-ui-smooth] [data-role=option-error]")
+    assert "locale" in error_b.text_content() and error_b.is_visible()
+    url = page.url
+    page.click("#pg-form button[type=submit]")  # refused while a field is invalid
+    assert page.url == url and not page.evaluate("document.getElementById('pg-form').checkValidity()")
+    regexp.fill("[.!?]\\s+")
+    locale.fill("zh")
+    assert not error_a.is_visible() and not error_b.is_visible()
+    with page.expect_navigation():
+        page.click("#pg-form button[type=submit]")
+    wait_js(page, "window.__playground && window.__playground.ready")
+    assert page.locator("#pg-errors").count() == 0
+    module = page.text_content("#pg-panel-a [data-role=export-module]")
+    assert 'options: { chunking: "regexp", regexp: "[.!?]\\\\s+" },' in module
+    assert "smoothStream({ chunking: /[.!?]\\s+/ })" in page.text_content("#pg-panel-a [data-role=export-ai-sdk]")
+    assert 'locale: "zh"' in page.text_content("#pg-panel-b [data-role=export-module]")
+
+    page.click("#pg-play")
+    wait_js(page, "window.__playground.done", timeout=60_000, polling=200)
+    results = page.evaluate("window.__playground.results()")
+    a, b = results["a"], results["b"]
+    assert a["strategyOptions"] == {"chunking": "regexp", "regexp": "[.!?]\\s+"}
+    assert b["strategyOptions"] == {"locale": "zh"}
+    assert a["revealedText"] == SHORT and b["revealedText"]
+    # every paint ends at a sentence end (the whole rest when the stream ends): three sentences, three paints
+    texts_a = [p["text"] for p in a["paints"]]
+    assert "".join(texts_a) == SHORT
+    assert all(t.rstrip()[-1] in ".!?" for t in texts_a)
+    assert len(texts_a) <= 3 and all(t[-1].isspace() for t in texts_a[:-1])
+    assert [e for e in page.js_errors if not e.startswith("Failed to load resource")] == []

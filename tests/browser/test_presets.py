@@ -149,6 +149,29 @@ def test_ai_sdk_line_chunking_releases_whole_lines(page):
     assert all(t.rstrip()[-1] in ".!?" for _, t in out["releases"][:-1])
 
 
+def test_ai_sdk_regexp_chunking_from_the_flat_options_a_designer_sets(page):
+    """The playground and study files give chunking "regexp" with `regexp` and `flags` (strings, JSON)."""
+    frames = build("steady")
+    out = drive(page, "ai-sdk-smooth", frames, {"chunking": "regexp", "regexp": "[.!?]\\s+"})
+    assert len(out["releases"]) > 3
+    assert all(t.rstrip()[-1] in ".!?" and t[-1].isspace() for _, t in out["releases"][:-1])
+    # the flags reach the RegExp: without i, "T" is no chunk end; with i, "t" and "T" both are
+    upper = drive(page, "ai-sdk-smooth", frames, {"chunking": "regexp", "regexp": "T"})
+    either = drive(page, "ai-sdk-smooth", frames, {"chunking": "regexp", "regexp": "T", "flags": "i"})
+    assert all(t.endswith("T") for _, t in upper["releases"][:-1])
+    assert all(t[-1] in "tT" for _, t in either["releases"][:-1])
+    assert len(either["releases"]) > len(upper["releases"])
+
+
+@pytest.mark.parametrize("name", ["ai-sdk-smooth", "chat-ui-smooth"])
+def test_the_segmenter_locale_reaches_intl_segmenter_and_empty_means_the_browsers(page, name):
+    frames = build("cjk")
+    opts = {"chunking": "segmenter"} if name == "ai-sdk-smooth" else {}
+    zh = drive(page, name, frames, {**opts, "locale": "zh"}, locale="zh")
+    default = drive(page, name, frames, {**opts, "locale": ""}, locale="zh")
+    assert len(zh["reveals"]) > 10 and default["reveals"]
+
+
 def test_ai_sdk_segmenter_splits_chinese_into_words(page):
     frames = build("cjk")
     out = drive(page, "ai-sdk-smooth", frames, {"chunking": "segmenter", "locale": "zh"}, locale="zh")
