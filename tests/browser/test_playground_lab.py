@@ -243,12 +243,12 @@ def test_a_designer_types_a_sentence_regexp_and_a_locale_sees_bad_ones_by_the_fi
     page.click("#pg-settings > summary")
     form_a, form_b = "fieldset.pg-vform:nth-of-type(1)", "fieldset.pg-vform:nth-of-type(2)"
     page.select_option(f"{form_a} select[name='a.opt.chunking']", "regexp")
-    regexp = page.locator(f"{form_a} input[name='a.opt.regexp']")
+    regexp = page.locator(f"{form_a} .pg-opts[data-strategy=ai-sdk-smooth] input[name='a.opt.regexp']")
     regexp.fill("[.!?")  # an unterminated class: the browser's own RegExp says why, by the field
     error_a = page.locator(f"{form_a} .pg-opts[data-strategy=ai-sdk-smooth] [data-role=option-error]").first
     assert error_a.is_visible()
     assert "regexp" in error_a.text_content() and "Unterminated character class" in error_a.text_content()
-    locale = page.locator(f"{form_b} input[name='b.opt.locale']")
+    locale = page.locator(f"{form_b} .pg-opts[data-strategy=chat-ui-smooth] input[name='b.opt.locale']")
     locale.fill("zh_CN")
     error_b = page.locator(f"{form_b} .pg-opts[data-strategy=chat-ui-smooth] [data-role=option-error]")
     assert "locale" in error_b.text_content() and error_b.is_visible()
