@@ -7,7 +7,9 @@ Per named arrival pattern (``playback.core.arrivals``, the patterns the playgrou
 ``synth_stream`` use: each with its own sample text, tokenizer and timing, synthesised with the seed) each strategy
 plays alone in a page of the real player (``--together``: all side by side in one page; plain text, no
 indicator), each with its default options (batch 20 ms), plus ``ai-sdk/segment``, the AI SDK preset chunking by
-Intl.Segmenter words. The numbers come from the player's own paint log, per character:
+Intl.Segmenter words. The numbers come from the player's own paint log, per character (UTF-16 unit), computed
+by the playground's ``static/js/playground/smoother_stats.js`` in the page the benchmark drives, so the table and
+the playground's panels share one implementation:
 
 - ``delay p50/p95/max``: painted − arrived (ms), painted being the moment the text entered the DOM (the later
   of the frame start and the DOM write, issue 43 item 4);
@@ -27,7 +29,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -40,7 +41,6 @@ from engines import launch  # noqa: E402
 from staticserver import StaticServer  # noqa: E402
 
 from playback.core import arrivals, synth, texts  # noqa: E402
-from playback.core.metrics import percentile  # noqa: E402
 
 PATTERNS = arrivals.names()
 
@@ -63,37 +63,25 @@ def build(pattern: str, seed: int) -> tuple[list[dict], str]:
             for i, x in enumerate(pieces)], language
 
 
-def units(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
+STATS = """async ({frames, paints}) => {
+  const { smootherStats } = await import("/static/js/playground/smoother_stats.js");
+  return smootherStats(frames, paints);
+}"""
 
 
-def paint_time(p: dict) -> float:
-    """The later of the frame start and the DOM write (paint logs before issue 43 item 4 carry only t_ms)."""
-    return max(p["t_ms"], p.get("dom_ms", p["t_ms"]))
-
-
-def measure_one(frames: list[dict], paints: list[dict], frame_ms: float = math.nan) -> dict:
-    """The row of one strategy from its schedule (``t_ms``, ``text``) and content paints (``t_ms``, ``text``)."""
-    arrived = [f["t_ms"] for f in frames for _ in range(units(f["text"]))]
-    painted = [paint_time(p) for p in paints for _ in range(units(p["text"]))]
-    if len(painted) != len(arrived):
-        raise SystemExit(f"painted {len(painted)} of {len(arrived)} characters")
-    delay = sorted(p - a for p, a in zip(painted, arrived, strict=True))
-    times = [paint_time(p) for p in paints]
-    gaps = [b - a for a, b in zip(times, times[1:])]
-    mean_gap = statistics.fmean(gaps) if gaps else float("nan")
-    cv = statistics.pstdev(gaps) / mean_gap if len(gaps) > 1 and mean_gap > 0 else float("nan")
-    # the longest still screen with arrived text not yet shown: from max(previous paint, first held arrival)
-    hold, shown = 0.0, 0
-    prev = -math.inf  # the wait before the first paint is a hold too
-    for t, p in zip(times, paints):
-        if shown < len(arrived) and arrived[shown] < t:
-            hold = max(hold, t - max(prev, arrived[shown]))
-        shown += units(p["text"])
-        prev = t
-    return {"p50": percentile(delay, 50), "p95": percentile(delay, 95), "max": delay[-1], "ttfp": times[0],
-            "cv": cv, "chars": len(arrived) / len(paints), "hold": hold, "last": times[-1] - frames[-1]["t_ms"],
-            "paints": len(paints), "frame": frame_ms}
+def measure_one(page, frames: list[dict], paints: list[dict], frame_ms: float = math.nan) -> dict:
+    """The row of one strategy from its schedule (``t_ms``, ``text``) and content paints (``t_ms``, ``dom_ms``,
+    ``text``), computed by the playground's own ``static/js/playground/smoother_stats.js`` in ``page`` (any page
+    of the site): one implementation of the numbers, so the table and the playground's panel cannot drift."""
+    arrived = [{"t_ms": f["t_ms"], "chars": len(f["text"])} for f in frames]  # UTF-16 units in the browser
+    shown = [{"t_ms": p["t_ms"], "dom_ms": p.get("dom_ms"), "text": p["text"]} for p in paints]
+    stats = page.evaluate(STATS, {"frames": arrived, "paints": shown})
+    if stats is None or not stats["complete"]:
+        painted = sum(len(p["text"]) for p in paints)
+        raise SystemExit(f"painted {painted} of {sum(f['chars'] for f in arrived)} characters")
+    out = {k: stats[k] for k in ("p50", "p95", "max", "ttfp", "cv", "chars", "hold", "last", "paints")}
+    out["cv"] = math.nan if out["cv"] is None else out["cv"]
+    return {**out, "frame": frame_ms}
 
 
 def run_pattern(browser, base_url: str, pattern: str, strategies: list[str], seed: int, together: bool
@@ -118,16 +106,16 @@ def run_pattern(browser, base_url: str, pattern: str, strategies: list[str], see
         page.evaluate("config => window.__pacelab.run(config)", {"players": players})
         page.wait_for_function("window.__pacelab.done", timeout=300_000, polling=250)
         results = page.evaluate("window.__pacelab.results()")
+        source = "".join(f["text"] for f in frames)
+        out = {}
+        for s in strategies:
+            r = results[s]
+            if r["textContent"] != source:
+                raise SystemExit(f"{pattern}/{s}: the page does not show the source text")
+            paints = [p for p in r["paints"] if p["channel"] == "content"]
+            out[s] = measure_one(page, frames, paints, r["summary"]["frame_interval_ms"])
     finally:
         page.close()
-    source = "".join(f["text"] for f in frames)
-    out = {}
-    for s in strategies:
-        r = results[s]
-        if r["textContent"] != source:
-            raise SystemExit(f"{pattern}/{s}: the page does not show the source text")
-        paints = [p for p in r["paints"] if p["channel"] == "content"]
-        out[s] = measure_one(frames, paints, r["summary"]["frame_interval_ms"])
     return out
 
 

@@ -1,4 +1,5 @@
-// A variant's smoother numbers, the same as benchmarks/smoothers.py's measure_one (per UTF-16 unit of text):
+// A variant's smoother numbers, the one implementation the playground's panels and benchmarks/smoothers.py's
+// table share (the benchmark evaluates this module in the page it drives), per UTF-16 unit of text:
 // added delay (painted − arrived: p50, p95, max), time to first paint, cadence (CV of the intervals between
 // paints, characters per paint), the longest hold (the screen standing still while arrived text waits) and
 // the last character's lag after the last arrival. "Arrived" is the frame's stream time (t_ms); "painted" is
