@@ -31,7 +31,7 @@ that this checks; psignifit is left out there (its intervals at other proportion
 Then the population rows (``POPULATION``; ``--population-runs`` data sets each, 0 leaves them out; ``--design
 population`` runs only them): participants' thresholds drawn from Normal(40, 8), each participant answering 5
 yes/no trials at each of the 7 levels with width 20, guess and lapse 0.02, fitted with
-``analysis.stats.population.fit_population`` (guess and lapse fixed, as the pipeline fixes them at the pooled fit's).
+``analysis.stats.population.fit_population`` (guess and lapse fixed at the truth).
 The rows report the coverage of ``quantile_ci_95`` for the population's 75 % point (true 45.4), bias over the
 width, median CI length, RMSE and time per fit; the method column names the interval method(s) the fits used.
 

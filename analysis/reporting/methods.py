@@ -210,7 +210,8 @@ def methods_paragraph(spec: Mapping[str, Any], results: Mapping[str, Any]) -> st
         out.append(
             f"Population acceptability (the level at which {share} of people accept, the headline of the results) "
             f"was estimated with a hierarchical model: participants' thresholds {normal}, a shared width, lapse and "
-            f"guess fixed at the pooled fit's values (at least 1 %), each threshold integrated out numerically"
+            f"guess (estimated with the thresholds, within the block's bounds), each threshold integrated out "
+            f"numerically"
             f"{_population_estimation_phrase(results)}; the {q:g} % point "
             f"{_quantile_formula(results, q / 100)} has a {100 * opts.get('ci', 0.95):g} % "
             f"{_population_interval_phrase(results)}.{_sigma_phrase(results)}")

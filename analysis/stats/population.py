@@ -79,6 +79,10 @@ class PopulationResult:
     n_individual: int = 0
     individual_beyond: int = 0
     individual_note: str | None = None
+    # the population-averaged core sigmoid (lapse and guess left out) at the lowest and the highest level on the
+    # fitting axis: far from 0 and 1, the levels do not reach the curve's ends, and the guess or lapse rate is told
+    # from the spread of thresholds only by the curve's shape
+    reach: tuple[float, float] = (float("nan"), float("nan"))
 
     def columns(self) -> dict:
         """The fit's keys of a per-condition row, as ``fit_by_condition`` and the pipeline both store them."""
@@ -104,6 +108,8 @@ class PopulationResult:
             "n_individual": self.n_individual,
             "individual_beyond": self.individual_beyond,
             "individual_note": self.individual_note,
+            "population_reach_low": self.reach[0],
+            "population_reach_high": self.reach[1],
         }
 
 
@@ -218,21 +224,39 @@ def _negative_log_likelihood(d: _Data, opts: FitOptions, fixed_guess):
 
 
 def _maximise(f, start):
-    res = optimize.minimize(f, np.asarray(start), method="Nelder-Mead",
-                            options={"xatol": 1e-5, "fatol": 1e-7, "maxiter": 4000, "maxfev": 8000})
-    return res if res.success else optimize.minimize(f, res.x, method="BFGS")
+    """The minimum of a smooth negative log likelihood: quasi-Newton (BFGS, finite-difference gradients) from the
+    start, checked by a simplex search from where it stopped when BFGS reports no convergence (a flat or refused
+    region), keeping the better of the two."""
+    res = _minimise(f, start, gtol=1e-5)
+    if res.success:
+        return res
+    simplex = optimize.minimize(f, res.x, method="Nelder-Mead",
+                                options={"xatol": 1e-5, "fatol": 1e-7, "maxiter": 4000, "maxfev": 8000})
+    return simplex if simplex.fun < res.fun else res
+
+
+def _minimise(f, start, gtol: float = 1e-4):
+    """BFGS on the optimiser's free vector; a stop for lost precision at a point where the gradient is small is
+    the minimum (the finite-difference gradient cannot get smaller), so it counts as success."""
+    res = optimize.minimize(f, np.asarray(start, dtype=float), method="BFGS", options={"gtol": gtol})
+    if not res.success and np.all(np.isfinite(res.jac)) and np.max(np.abs(res.jac)) < 100 * gtol:
+        res.success = True
+    return res
 
 
 def _start(d: _Data, opts: FitOptions, fixed_guess) -> list[float]:
     start = [float(np.median(d.z)), np.log(d.spread / 4 - d.step), np.log(d.spread / 2)]
     if opts.lapse is None:
-        start.append(-3.0)
+        start.append(-1.5)
     if fixed_guess is None:
-        start.append(-3.0)
+        start.append(-1.5)
     return start
 
 
-def _censored(d: _Data, quantile: float, below: bool) -> CensoredError:
+def _censored(d: _Data, quantile: float) -> CensoredError:
+    """The error for thresholds beyond the tested levels; which side is read from the answers (mostly yes: below
+    the levels), not from the optimiser's point, which the flat likelihood out there leaves anywhere."""
+    below = float(d.yes.sum()) >= float(d.no.sum())
     lo, hi = sorted(float(v) for v in d.axis.inverse(d.zu[[0, -1]]))
     return CensoredError(f"nearly every answer was {'yes' if below else 'no'!r}: the population's thresholds "
                          f"lie beyond the tested levels ({lo:g}-{hi:g}), so its {100 * quantile:g} % point "
@@ -263,7 +287,7 @@ def _intervals(d: _Data, nll, ml, opts: FitOptions, fixed_guess, quantile: float
         ends = _profile_interval(nll, theta, z_of_sd, float(ml.fun), spread, step, t_ci**2 / 2, half)
         # beyond the tested levels with no limit on how far (all yes, or all no): the data only say "beyond"
         if point_z < zu[0] and np.isinf(ends[0]) or point_z > zu[-1] and np.isinf(ends[1]):
-            raise _censored(d, quantile, point_z < zu[0])
+            raise _censored(d, quantile)
         lo, hi = axis.inverse(np.array(ends))
         return (float(min(lo, hi)), float(max(lo, hi)))
 
@@ -283,12 +307,15 @@ def _intervals(d: _Data, nll, ml, opts: FitOptions, fixed_guess, quantile: float
     return q_ci, mu_ci, sigma_ci
 
 
-def _individual_mean(d: _Data, opts: FitOptions) -> tuple[float | None, int, int, str | None]:
-    """Each participant's own fit (points only): the mean of their thresholds on the fitting axis (a geometric
-    mean on a log axis, as μ is), how many were fitted, how many lie beyond the levels, and why there is none."""
+def _individual_mean(d: _Data, opts: FitOptions, lapse: float, guess: float
+                     ) -> tuple[float | None, int, int, str | None]:
+    """Each participant's own fit (points only), with lapse and guess fixed at the model's (a few dozen answers
+    cannot place them): the mean of their thresholds on the fitting axis (a geometric mean on a log axis, as μ
+    is), how many were fitted, how many lie beyond the levels, and why there is none."""
     fitted, beyond = [], 0
     ind_opts = FitOptions(sigmoid=opts.sigmoid, experiment=opts.experiment, log_axis=opts.log_axis,
-                          decreasing=opts.decreasing, guess=opts.guess, lapse=opts.lapse,
+                          decreasing=opts.decreasing, guess=None if opts.experiment != "yes/no" else guess,
+                          lapse=lapse,
                           guess_bounds=opts.guess_bounds, lapse_bounds=opts.lapse_bounds,
                           pc=opts.pc, alpha=opts.alpha, deviance_samples=0,
                           bartlett_samples=0)  # only the points are read
@@ -321,11 +348,12 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     q_point = mu + float(special.ndtri(quantile)) * sigma
     # thresholds run off the grid the model integrates over: any number would be the optimiser's, not the data's
     if not d.grid[0] <= mu <= d.grid[-1] or not d.grid[0] <= q_point <= d.grid[-1]:
-        raise _censored(d, quantile, min(mu, q_point) < d.grid[0])
+        raise _censored(d, quantile)
     q_ci, mu_ci, sigma_ci = _intervals(d, nll, ml, opts, fixed_guess, quantile, mu, sigma_interval)
-    mean_ind, n_ind, beyond, note = _individual_mean(d, opts) if individual else (
+    mean_ind, n_ind, beyond, note = _individual_mean(d, opts, lapse, guess) if individual else (
         None, 0, 0, "individual fits not run")
     return PopulationResult(
+        reach=_reach(d, opts, mu, sigma, w),
         quantile=quantile,
         quantile_level=float(d.axis.inverse(q_point)),
         quantile_ci_95=q_ci,
@@ -346,6 +374,14 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
         individual_beyond=beyond,
         individual_note=note,
     )
+
+
+def _reach(d: _Data, opts: FitOptions, mu: float, sigma: float, width: float) -> tuple[float, float]:
+    """The population-averaged core sigmoid at the lowest and the highest level (``PopulationResult.reach``)."""
+    x, wts = np.polynomial.hermite_e.hermegauss(41)
+    core = Sigmoid(opts.sigmoid, opts.pc, opts.alpha)(d.zu[[0, -1]][:, None], (mu + sigma * x)[None, :], width)
+    low, high = core @ (wts / wts.sum())
+    return float(low), float(high)
 
 
 def _log_mu_information(joint: np.ndarray, marginal: np.ndarray, log_prior: np.ndarray, grid: np.ndarray,
@@ -388,7 +424,7 @@ def _profile_interval(nll, theta, zq: float, best: float, spread: float, floor: 
         def f(r):
             return nll(np.concatenate([[q - zq * (floor + np.exp(r[0]))], r]))
 
-        r = optimize.minimize(f, start, method="Nelder-Mead", options={"xatol": 1e-4, "fatol": 1e-5, "maxiter": 800})
+        r = _minimise(f, start)
         value = float(np.sqrt(2 * max(float(r.fun) - best, 0.0))) - target
         solved[q] = (r.x, value)
         return value
@@ -429,7 +465,7 @@ def _profile_sigma(nll, theta, best: float, floor: float, cut: float) -> tuple[f
         def f(r):
             return nll(np.concatenate([r[:1], [t], r[1:]]))
 
-        r = optimize.minimize(f, start, method="Nelder-Mead", options={"xatol": 1e-4, "fatol": 1e-5, "maxiter": 800})
+        r = _minimise(f, start)
         value = float(np.sqrt(2 * max(float(r.fun) - best, 0.0))) - np.sqrt(2 * cut)
         solved[t] = (r.x, value)
         return value
