@@ -56,10 +56,6 @@ if "daphne.server" in sys.modules:
     from pacelab import eager_writes
 
     eager_writes.install()
-    # ... and Autobahn formats a frame's debug-log arguments only if that line is written (pacelab/lazy_ws_logs.py).
-    from pacelab import lazy_ws_logs
-
-    lazy_ws_logs.install()
     # Bodies over MAX_REQUEST_BODY_BYTES are refused by Daphne before they are held (pacelab/body_limit.py).
     from pacelab import body_limit
 
