@@ -19,7 +19,8 @@ When it applies: a message is written here only while the connection is open and
 (permessage-deflate) was negotiated, server frames are not masked, the message fits Autobahn's size and
 fragmentation limits, Autobahn is not logging frames/octets or tracking timings and its own send queue is
 empty; otherwise ``send_text`` returns None and the caller takes the ASGI path, which behaves (and fails) as
-Daphne always did. The bytes on the wire are exactly what Autobahn would write for the same message
+Daphne always did. Autobahn's traffic counters (``trafficStats``, which nothing in Daphne reads) do not count
+these messages. The bytes on the wire are exactly what Autobahn would write for the same message
 (tests/pacelab/test_ws_fast_send.py compares them with a real Daphne and a real client, and fails if Daphne's
 ``send`` stops being that ``partial``, so a Daphne upgrade cannot silently turn the fast path off).
 
