@@ -19,6 +19,7 @@ from django.urls import get_resolver  # noqa: E402
 from pacelab import static  # noqa: E402
 from pacelab.proxy import TrustedProxyMiddleware, parse_networks  # noqa: E402
 from pacelab.routing import websocket_urlpatterns  # noqa: E402
+from pacelab.ws_fast_send import FastSendMiddleware  # noqa: E402
 from pacelab.ws_session import WebsocketAuthStack  # noqa: E402
 
 logging.getLogger("pacelab").info(static.describe())  # said at the start of every process (issue 41)
@@ -28,14 +29,15 @@ if settings.SERVE_STATIC:
 
     http_app = ASGIStaticFilesHandler(django_asgi_app)
 
-# Outermost: the client's address and scheme are settled before anything reads them (Daphne runs without
-# --proxy-headers; forwarded headers count only from TRUSTED_PROXIES).
-application = TrustedProxyMiddleware(ProtocolTypeRouter(
+# Outermost: under Daphne a websocket's scope offers the socket's short frame-write path (it only reads ``send``;
+# pacelab/ws_fast_send.py). Then the client's address and scheme are settled before anything reads them (Daphne
+# runs without --proxy-headers; forwarded headers count only from TRUSTED_PROXIES).
+application = FastSendMiddleware(TrustedProxyMiddleware(ProtocolTypeRouter(
     {
         "http": http_app,
         "websocket": AllowedHostsOriginValidator(WebsocketAuthStack(URLRouter(websocket_urlpatterns))),
     }
-), trusted=parse_networks(settings.TRUSTED_PROXIES))
+), trusted=parse_networks(settings.TRUSTED_PROXIES)))
 
 # Latency tuning for the process that paces live streams (docs/deploy.md, "Pacing latency"; measured by
 # benchmarks/pacing.py). Everything imported so far lives as long as the process: freezing it takes it out of
@@ -54,10 +56,6 @@ if "daphne.server" in sys.modules:
     from pacelab import eager_writes
 
     eager_writes.install()
-    # ... and Autobahn formats a frame's debug-log arguments only if that line is written (pacelab/lazy_ws_logs.py).
-    from pacelab import lazy_ws_logs
-
-    lazy_ws_logs.install()
     # Bodies over MAX_REQUEST_BODY_BYTES are refused by Daphne before they are held (pacelab/body_limit.py).
     from pacelab import body_limit
 

@@ -23,6 +23,8 @@ from django.db import DatabaseError
 from playback.core import live_pacer, pacer, protocol
 from playback.services import delivery as services
 
+FAST_SEND = "pacelab.websocket.fast_send"  # pacelab.ws_fast_send.EXTENSION: a socket's direct frame writer
+
 
 def server_ms() -> float:
     """Wall-clock milliseconds since the epoch (the ``t1``/``t2`` of pongs and the ``sent_ms`` of frames)."""
@@ -65,6 +67,8 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
         self.task: live_pacer.Handle | None = None
         self.result: pacer.PaceResult | None = None
         self.closed = False
+        # Daphne's short write path for this socket's frames, when the server offers it (pacelab/ws_fast_send.py).
+        self.fast_send = (self.scope.get("extensions") or {}).get(FAST_SEND)
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
@@ -87,7 +91,10 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
         if isinstance(msg, protocol.Ping):
             await self.send(text_data=protocol.pong_msg(msg, t1=t1, t2=server_ms()))
         elif isinstance(msg, protocol.Debug):
-            await self.send(text_data=protocol.debug_msg(live_tasks=live_pacer.live_count()))
+            fast = self.fast_send
+            await self.send(text_data=protocol.debug_msg(
+                live_tasks=live_pacer.live_count(), fast_frames=None if fast is None else fast.fast,
+                fallback_frames=None if fast is None else fast.fallback))
         elif isinstance(msg, protocol.Hello):
             await self._hello(msg)
         elif isinstance(msg, protocol.Start):
@@ -134,9 +141,15 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
         await database_sync_to_async(services.playback_started)(playback=self.playback)
 
     def _send_frame(self, seq: int, late_ms: float) -> Awaitable[None]:
-        # ``base_send`` is what ``self.send(text_data=...)`` ends in, minus two coroutine layers per frame; its
-        # coroutine is returned as it is (the pacer runs it), one more layer less.
+        # Under Daphne the frame goes straight to the socket's transport (an already-done awaitable, or one that
+        # waits for a client that is behind); otherwise, or when that path does not apply to the connection now,
+        # through ``base_send``: what ``self.send(text_data=...)`` ends in, minus two coroutine layers per frame,
+        # its coroutine returned as it is (the pacer runs it).
         text = self.frames.heads[seq] + protocol.frame_tail(sent_ms=server_ms(), late_ms=late_ms)
+        if self.fast_send is not None:
+            sent = self.fast_send.send_text(text)
+            if sent is not None:
+                return sent
         return self.base_send({"type": "websocket.send", "text": text})
 
     async def _live_done(self, result: pacer.PaceResult) -> None:

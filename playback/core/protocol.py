@@ -384,8 +384,13 @@ def ack_msg(*, batch: int, stored: bool, entries: int) -> str:
     return _dump({"type": "ack", "batch": batch, "stored": stored, "entries": entries})
 
 
-def debug_msg(*, live_tasks: int) -> str:
-    return _dump({"type": "debug", "live_tasks": live_tasks})
+def debug_msg(*, live_tasks: int, fast_frames: int | None = None, fallback_frames: int | None = None) -> str:
+    """Test hooks only: live streams in the process and, under Daphne, how many of this socket's messages took
+    the short write path (``fast_frames``) and how many went through ASGI although it was offered."""
+    msg: dict[str, Any] = {"type": "debug", "live_tasks": live_tasks}
+    if fast_frames is not None:
+        msg.update(fast_frames=fast_frames, fallback_frames=fallback_frames)
+    return _dump(msg)
 
 
 def error_msg(error: str) -> str:

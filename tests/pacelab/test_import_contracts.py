@@ -55,7 +55,7 @@ def test_the_import_contracts_hold():
 
 # Modules that import no framework but are not cores: package __init__s, configuration, set-up tools, and the
 # Twisted and Autobahn patches that only a Daphne process installs.
-NOT_CORES = {"pacelab.settings", "pacelab.eager_writes", "pacelab.lazy_ws_logs", "playback.vendor_o200k"}
+NOT_CORES = {"pacelab.settings", "pacelab.eager_writes", "playback.vendor_o200k"}
 
 
 def test_every_module_that_imports_no_framework_is_listed_as_a_core():
