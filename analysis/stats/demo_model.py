@@ -2,8 +2,8 @@
 
 ``analysis.stats.simulate`` runs the bots through the demo study's journeys (the same answers ``manage.py run_bots``
 gives for the same seed), ``analysis.stats.pipeline.run`` analyses them, and ``analysis.stats.perception_model.build``
-turns the results into a model file labelled as simulated participants, its uncertainty a participant
-bootstrap of the same answers (``analysis.stats.population_draws``). The committed file
+turns the results into a model file labelled as simulated participants, its uncertainty joint draws from the
+population model's likelihood of the same answers (``analysis.stats.population_draws``). The committed file
 (``analysis/data/demo-model.json``) is written by ``manage.py export_model --demo``. Pure: no Django.
 """
 

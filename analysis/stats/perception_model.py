@@ -11,9 +11,10 @@ request is Φ(±(x − μ)/σ) on the fitting axis (x the natural log of a rate)
 threshold the request meets, the model the population fit stands on (``analysis.stats.population``).
 
 The uncertainty is carried as joint draws of every anchor's μ and log σ (``population.draws``, schema version 2):
-a participant bootstrap of the population fit (``analysis.stats.population_draws``: one resample of participants
-refits every condition, so the draws keep the correlation of μ with σ, and of conditions and anchors that share
-participants, and σ's spread where its likelihood is flat towards zero), centred on the run's estimates. Each
+draws from each condition's likelihood, the population fit's own (``analysis.stats.population_draws``: σ with μ
+integrated out, then μ given σ, conditions answered by the same participants coupled), so the draws keep the
+correlation of μ with σ, and of conditions and anchors that share participants, and σ's spread where its
+likelihood is flat towards zero. Each
 anchor also states ``mu_se`` and ``log_sigma_se``: the draws' SDs, or, for a model built without the answers
 (version 1, or ``build`` without ``answers``), normals read from the fit's 95 % intervals with the Student-t
 quantile of n − 1 degrees of freedom, drawn independently (docs/scoring.md says how much narrower that is).

@@ -415,7 +415,7 @@ def _condition_order(g: pd.DataFrame, cols: list[str]) -> list[str]:
     return list(dict.fromkeys(_label(keys.loc[sort.sort_values(cols).index], cols)))
 
 
-def _yes_no_sets(df: pd.DataFrame, spec: Mapping | None, options: Options | None = None) -> list[dict]:
+def yes_no_sets(df: pd.DataFrame, spec: Mapping | None, options: Options | None = None) -> list[dict]:
     """Per yes/no block: the level, its direction, its axis, the population share asked for and the
     per-condition data (rows participant, level, y)."""
     options = options or Options()
@@ -971,7 +971,7 @@ def run(trials: pd.DataFrame, participants: pd.DataFrame | None = None, *, spec:
                     "trials": int(len(data))}
 
     track.at("psychometric")
-    yn = _yes_no_sets(data, spec, options)
+    yn = yes_no_sets(data, spec, options)
     results["psychometric"] = stage_psychometric(yn, options, lambda f: track.at("psychometric", f))
 
     track.at("population")
@@ -1007,7 +1007,7 @@ def headline_run(trials: pd.DataFrame, participants: pd.DataFrame | None = None,
     data = analysable(trials)
     results["n"] = {"participants": int(data["participant"].nunique()) if "participant" in data.columns else 0,
                     "trials": int(len(data))}
-    yn = _yes_no_sets(data, spec, options)
+    yn = yes_no_sets(data, spec, options)
     results["psychometric"] = stage_psychometric(yn, options, lambda f: None, headline_only=True)
     # σ's interval is shown beside the headline, not in it: its profile is an eighth of a study's time
     results["population"] = stage_population(yn, results["psychometric"], options, lambda f: None,

@@ -509,6 +509,47 @@ def _covariance(f, theta, rel: float = 1e-4) -> np.ndarray:
         return np.full((d, d), np.inf)
 
 
+class Likelihood:
+    """The population model's likelihood of one group's answers at fixed lapse and guess, as a function of the
+    population's μ, σ (on the fitting axis) and the shared width: the function ``fit_population`` maximises (the same
+    threshold grid, σ floor and Cox–Reid term), for callers that integrate it rather than maximise it
+    (``analysis.stats.population_draws``). ``df`` as for ``fit_population``; ``options`` must fix lapse and guess."""
+
+    def __init__(self, df: pd.DataFrame, options: FitOptions, *, nodes: int = 241):
+        if options.lapse is None or options.fixed_guess is None:
+            raise ValueError("the likelihood of (μ, σ, width) needs lapse and guess fixed in the options")
+        self._group = _data(df, options, nodes)
+        self._nll = _negative_log_likelihood(self._group, options, options.fixed_guess)
+
+    @property
+    def grid(self) -> np.ndarray:
+        """The thresholds the individual ones are integrated over (the tested range once more on each side)."""
+        return self._group.grid
+
+    @property
+    def step(self) -> float:
+        """The grid's spacing: the smallest σ the likelihood resolves (the fit's floor on σ)."""
+        return self._group.step
+
+    @property
+    def spread(self) -> float:
+        """The tested levels' range on the fitting axis."""
+        return self._group.spread
+
+    def negative_log_likelihood(self, mu: float, sigma: float, width: float, *, reml: bool = False) -> float:
+        """The marginal negative log likelihood at (μ, σ ≥ ``step``, width); ``reml`` adds the Cox–Reid term,
+        ½ log of μ's information. 1e300 where it over- or underflows, as in the fit."""
+        with np.errstate(divide="ignore"):
+            log_excess = np.log(max(sigma - self.step, 0.0))  # θ₁ of ``_unpack``: σ = step + exp(θ₁)
+        return self._nll(np.array([mu, log_excess, np.log(width)]), reml)
+
+    def log_mu_information(self, mu: float, sigma: float, width: float) -> float:
+        """log of μ's observed information at (μ, σ, width), twice the Cox–Reid term (``_log_mu_information``;
+        σ's fourth power taken at no more than the tested range, as in the fit)."""
+        return 2.0 * (self.negative_log_likelihood(mu, sigma, width, reml=True)
+                      - self.negative_log_likelihood(mu, sigma, width))
+
+
 def fit_by_condition(df: pd.DataFrame, options: FitOptions | None = None, *, quantile: float = 0.75,
                      individual: bool = True) -> pd.DataFrame:
     """One row per condition: pooled threshold with CI, population q point with CI, mean of individual thresholds.

@@ -16,10 +16,9 @@ then μ given σ from the normal of its conditional likelihood (mean the profile
 coupled: one Gaussian copula per draw with correlation n_shared / √(n_a·n_b) between two conditions (the
 correlation of two means over overlapping samples when a person's threshold moves with the condition, as a bot's
 does; for people an upper bound, so the coupling errs on the wide side for what conditions are averaged or
-interpolated over). The likelihood is ``analysis.stats.population``'s (threshold ~ Normal(μ, σ) on the fitting
-axis, integrated on a fixed grid of 241 thresholds spanning the tested range once more on each side, lapse and
-guess fixed at the run's values), written out here so the draws do not lean on that module's internals.
-Pure: no Django.
+interpolated over). The likelihood is ``analysis.stats.population``'s own (``population.Likelihood``: threshold ~
+Normal(μ, σ) on the fitting axis, integrated on a fixed grid of 241 thresholds spanning the tested range once more
+on each side), with lapse and guess fixed at the run's values. Pure: no Django.
 """
 
 from __future__ import annotations
@@ -31,26 +30,12 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
-from analysis.stats.logspace import logsumexp
+from analysis.stats import population
 from analysis.stats.psychometric import Axis, FitOptions
-from analysis.stats.sigmoids import Sigmoid
 
 NODES = 241
 DRAWS = 200
 SIGMA_POINTS = 40
-
-
-@dataclass
-class _Condition:
-    """One condition's answers, per participant who answered it (rows) and distinct level (columns)."""
-
-    z: np.ndarray  # the distinct levels on the fitting axis
-    yes: np.ndarray  # (participants, levels)
-    no: np.ndarray
-    grid: np.ndarray
-    spread: float
-    lapse: float
-    guess: float
 
 
 @dataclass(frozen=True)
@@ -63,66 +48,42 @@ class Draws:
     sigma_grid: int  # σ values the likelihood was evaluated at, per condition
 
 
-def _condition(frame: pd.DataFrame, people: pd.Index, axis: Axis, lapse: float, guess: float) -> _Condition:
-    z = axis.forward(frame["level"].to_numpy(float))
-    y = frame["y"].to_numpy(float)
-    zu, level_of = np.unique(z, return_inverse=True)
-    who = people.get_indexer(frame["participant"].astype(str))
-    yes = np.zeros((len(people), len(zu)))
-    no = np.zeros((len(people), len(zu)))
-    np.add.at(yes, (who, level_of), y)
-    np.add.at(no, (who, level_of), 1.0 - y)
-    seen = (yes + no).sum(axis=1) > 0
-    yes, no = yes[seen], no[seen]
-    spread = float(zu[-1] - zu[0])
-    return _Condition(z=zu, yes=yes, no=no, grid=np.linspace(zu[0] - spread, zu[-1] + spread, NODES),
-                      spread=spread, lapse=lapse, guess=guess)
+def _likelihood(frame: pd.DataFrame, row: Mapping, log_axis: bool, decreasing: bool,
+                sigmoid: str) -> population.Likelihood:
+    """One condition's likelihood, from its answers (participant, level, y) at the run's lapse and guess."""
+    options = FitOptions(sigmoid=sigmoid, log_axis=log_axis, decreasing=decreasing,
+                         lapse=float(row.get("lapse") or 0.0), guess=float(row.get("guess") or 0.0))
+    answers = frame[["participant", "level"]].assign(response=frame["y"].to_numpy(float))
+    try:
+        return population.Likelihood(answers, options, nodes=NODES)
+    except ValueError as exc:
+        raise ValueError(f"condition {row['condition']!r}: {exc}") from None
 
 
-def _terms(mu: float, sigma: float, w: float, c: _Condition, sig: Sigmoid) -> tuple[float, float]:
-    """(negative marginal log likelihood, μ's information Σᵢ (Var_prior − Var_postᵢ) / σ⁴) at (μ, σ, width)."""
-    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        psi = c.guess + (1 - c.guess - c.lapse) * sig(c.z[:, None], c.grid[None, :], w)
-        psi = np.clip(psi, 1e-12, 1 - 1e-12)
-        per = c.yes @ np.log(psi) + c.no @ np.log1p(-psi)
-        log_prior = -0.5 * ((c.grid - mu) / sigma) ** 2
-        log_prior = log_prior - logsumexp(log_prior)
-        joint = per + log_prior[None, :]
-        marginal = logsumexp(joint, axis=-1)
-        post = np.exp(joint - marginal[:, None])
-        mean_post = post @ c.grid
-        var_post = post @ c.grid**2 - mean_post**2
-        prior = np.exp(log_prior)
-        var_prior = float(prior @ c.grid**2 - (prior @ c.grid) ** 2)
-        info = float(np.sum(np.maximum(var_prior - var_post, 0.0))) / sigma**4
-    nll = -float(np.sum(marginal))
-    return (nll if np.isfinite(nll) else 1e300), info
-
-
-def _profile(c: _Condition, sig: Sigmoid, sigma: float, start: np.ndarray) -> tuple[np.ndarray, float, float]:
+def _profile(like: population.Likelihood, sigma: float, start: np.ndarray) -> tuple[np.ndarray, float, float]:
     """At fixed σ: (μ̂, log width) maximising the likelihood, the integrated negative log likelihood
-    (nll + ½ log information) and μ's information."""
-    res = optimize.minimize(lambda th: _terms(th[0], sigma, np.exp(th[1]), c, sig)[0], start, method="Nelder-Mead",
-                            options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 600})
-    nll, info = _terms(res.x[0], sigma, np.exp(res.x[1]), c, sig)
-    return res.x, nll + 0.5 * np.log(max(info, 1e-300)), info
+    (the Cox–Reid adjusted one: nll + ½ log information) and the log of μ's information."""
+    res = optimize.minimize(lambda th: like.negative_log_likelihood(th[0], sigma, np.exp(th[1])), start,
+                            method="Nelder-Mead", options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 600})
+    mu, width = res.x[0], np.exp(res.x[1])
+    return res.x, like.negative_log_likelihood(mu, sigma, width, reml=True), like.log_mu_information(mu, sigma, width)
 
 
-def _sigma_table(c: _Condition, sig: Sigmoid, start_mu: float, points: int) -> tuple[np.ndarray, ...]:
+def _sigma_table(like: population.Likelihood, start_mu: float, points: int) -> tuple[np.ndarray, ...]:
     """σ grid (uniform from the grid's step to the tested range), and per σ: integrated nll, μ̂, μ's SD."""
-    step = c.grid[1] - c.grid[0]
-    sigmas = np.linspace(step, max(c.spread, 2 * step), points)
-    theta = np.array([start_mu, np.log(c.spread / 2)])
+    step, spread = like.step, like.spread
+    sigmas = np.linspace(step, max(spread, 2 * step), points)
+    theta = np.array([start_mu, np.log(spread / 2)])
     out = np.empty((points, 3))
     # from the widest σ down: the profile moves smoothly, each optimisation starts from its neighbour's
     for k in range(points - 1, -1, -1):
-        theta, integrated, info = _profile(c, sig, sigmas[k], theta)
-        out[k] = integrated, theta[0], 1.0 / np.sqrt(info) if info > 0 else c.spread
+        theta, integrated, log_info = _profile(like, sigmas[k], theta)
+        out[k] = integrated, theta[0], np.exp(-0.5 * log_info) if np.isfinite(log_info) else spread
     return sigmas, out[:, 0], out[:, 1], out[:, 2]
 
 
-def _overlap(conds: Sequence[_Condition], who: Sequence[set[int]]) -> np.ndarray:
-    k = len(conds)
+def _overlap(who: Sequence[set[int]]) -> np.ndarray:
+    k = len(who)
     r = np.eye(k)
     for i in range(k):
         for j in range(i + 1, k):
@@ -137,27 +98,25 @@ def likelihood_draws(data: pd.DataFrame, rows: Sequence[Mapping], *, log_axis: b
     """Draws of μ and σ for the conditions of ``rows`` (the run's population rows: ``condition``, ``lapse``,
     ``guess``, ``population_mu``) from ``data`` (the block's analysed answers: participant, level, y, condition)."""
     axis = Axis(log=log_axis, decreasing=decreasing)
-    defaults = FitOptions()
-    sig = Sigmoid(sigmoid, defaults.pc, defaults.alpha)
     people = pd.Index(sorted(data["participant"].astype(str).unique()))
     conds, names, who = [], [], []
     for row in rows:
         frame = data.loc[data["condition"].astype(str) == str(row["condition"])]
         if frame.empty:
             raise ValueError(f"condition {row['condition']!r}: no answers in the data")
-        conds.append(_condition(frame, people, axis, float(row.get("lapse") or 0.0), float(row.get("guess") or 0.0)))
+        conds.append(_likelihood(frame, row, log_axis, decreasing, sigmoid))
         names.append(str(row["condition"]))
         who.append(set(people.get_indexer(frame["participant"].astype(str).unique()).tolist()))
     rng = np.random.default_rng(seed)
     # two coupled standard normals per condition and draw: one picks σ (through its CDF), one μ given σ
-    chol = np.linalg.cholesky(_overlap(conds, who) + 1e-9 * np.eye(len(conds)))
+    chol = np.linalg.cholesky(_overlap(who) + 1e-9 * np.eye(len(conds)))
     u_sigma = special.ndtr(rng.standard_normal((draws, len(conds))) @ chol.T)
     z_mu = rng.standard_normal((draws, len(conds))) @ chol.T
     mu = np.empty((draws, len(conds)))
     sigma = np.empty((draws, len(conds)))
-    for j, (c, row) in enumerate(zip(conds, rows)):
+    for j, (like, row) in enumerate(zip(conds, rows)):
         start_mu = float(axis.forward(float(row["population_mu"])))
-        sigmas, integrated, mu_hat, mu_sd = _sigma_table(c, sig, start_mu, points)
+        sigmas, integrated, mu_hat, mu_sd = _sigma_table(like, start_mu, points)
         # the density of σ is piecewise linear between the grid values; its CDF per cell is exact for that
         dens = np.exp(-(integrated - integrated.min()))
         cell = 0.5 * (dens[1:] + dens[:-1]) * np.diff(sigmas)
@@ -179,7 +138,7 @@ def block_data(trials: pd.DataFrame, participants: pd.DataFrame | None, spec: Ma
 
     trials, participants, _report = pipeline.apply_rules(trials, participants, spec)
     data = pipeline.analysable(trials)
-    for entry in pipeline._yes_no_sets(data, spec):
+    for entry in pipeline.yes_no_sets(data, spec):
         if str(entry["block"]) == str(block) and "data" in entry:
             return entry["data"]
     return pd.DataFrame(columns=["participant", "level", "y", "condition"])

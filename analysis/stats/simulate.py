@@ -266,7 +266,7 @@ def _level_maps(spec: Mapping[str, Any], streams: _Streams, language: str) -> di
     frame, _ = tidy.build(rows, rebuild=lambda t: streams.streams[f"{t['spec']['condition']}|{t['spec'].get('order')}"])
     data = pipeline.analysable(frame)
     out = {}
-    for d in pipeline._yes_no_sets(data, spec):
+    for d in pipeline.yes_no_sets(data, spec):
         if "data" not in d:
             continue
         g = d["data"]

@@ -1,14 +1,12 @@
 """A running analysis whose process died with no redelivery (an inline run killed, the embedded server restarted,
 the database lost mid-run) is recognised by its silent heartbeat and can be cancelled, rerun and resent."""
 
-import uuid
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import OperationalError
 from django.utils import timezone
-from study_builders import study as study_doc  # noqa: E402
+from study_builders import loaded_study
 
 from analysis import (  # noqa: E402
     selectors,
@@ -17,7 +15,6 @@ from analysis import (  # noqa: E402
 )
 from analysis.models import ABANDONED_AFTER, AnalysisRun  # noqa: E402
 from analysis.progress import Reporter  # noqa: E402
-from studyapp import services as study_services  # noqa: E402
 
 pytestmark = pytest.mark.django_db
 
@@ -25,9 +22,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def study(settings, tmp_path):
     settings.VAR_DIR = tmp_path / "var"
-    owner = get_user_model().objects.create_user(f"r-{uuid.uuid4().hex[:6]}", password="pw-not-used-123")
-    loaded, _ = study_services.study_load(doc=study_doc(id=f"ab-{uuid.uuid4().hex[:6]}"), owner=owner)
-    return loaded
+    return loaded_study("ab")
 
 
 def _running(study, silent: timedelta) -> AnalysisRun:

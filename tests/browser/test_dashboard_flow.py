@@ -14,11 +14,10 @@ import time
 import zipfile
 
 import pytest
-from dashboard_study import N_BOTS, SLUG, completed_study, log_in_researcher, service_env  # noqa: F401 - fixtures
+from dashboard_study import N_BOTS, SLUG, completed_study, log_in_researcher, replay_a_trial, service_env  # noqa: F401 - fixtures
 from pagewait import wait_js
 from procs import start_celery_worker, stop
 
-from dashboard.selectors import participants as selectors_participants
 from studyapp.models import Session, Trial
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.timeout(600)]
@@ -42,30 +41,7 @@ def test_a_researcher_replays_a_trial_runs_the_analysis_and_downloads_the_export
     log_in_researcher(page, daphne_server)
 
     # --- a participant, and the replay of one of their trials -------------------------------------------------
-    page.goto(f"{daphne_server}/dashboard/{SLUG}/")
-    page.click("#link-participants")
-    page.wait_for_selector("#participants")
-    assert page.locator("#participants tbody tr").count() == N_BOTS
-    page.locator("#participants tbody tr a").first.click()
-    page.wait_for_selector("#timeline")
-    page.locator("a.replay-link").first.click()
-    page.wait_for_selector("#pane-painted .content", state="attached")
-    trial_id = int(page.evaluate("JSON.parse(document.getElementById('replay-data').textContent).trial.id"))
-    truth = selectors_participants.trial_replay(study, trial_id, 0)
-    assert truth["painted"] and truth["painted_text"]
-    assert page.evaluate("window.__replay.paintedText()") == ""  # nothing painted at time 0
-
-    page.click("#replay-play")
-    lengths = []
-    deadline = time.monotonic() + truth["duration_ms"] / 1000 + 15
-    while time.monotonic() < deadline and not page.evaluate("window.__replay.done"):
-        lengths.append(page.evaluate("window.__replay.paintedText().length"))
-        page.wait_for_timeout(50)
-    assert page.evaluate("window.__replay.done") is True
-    assert page.evaluate("window.__replay.paintedText()") == truth["painted_text"]
-    assert page.evaluate("window.__replay.scheduledText()") == truth["scheduled_text"]
-    assert len(set(lengths)) > 2 and lengths == sorted(lengths)  # it played: the text grew over time
-    assert page.locator("#late-plot svg circle").count() == len(truth["painted"])
+    replay_a_trial(page, daphne_server, study)
     page.screenshot(path=str(screenshot_dir / "dashboard-replay.png"), full_page=True)
 
     # --- the analysis, with its progress bar ---------------------------------------------------------------

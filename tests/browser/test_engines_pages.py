@@ -9,17 +9,15 @@ element clicks in WebKit). Screenshots: artifacts/screenshots/engines/<engine>-*
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from dashboard_study import N_BOTS, completed_study, log_in_researcher, service_env  # noqa: F401 - fixtures
+from dashboard_study import completed_study, log_in_researcher, replay_a_trial, service_env  # noqa: F401 - fixtures
 from django.contrib.auth import get_user_model
 from engines import SELECTED
 from participant_pages import EXPECTED_KINDS, READY, check_completed, session_of, trial_answer, trimmed_demo, view_of
 from studies import open_study, study_file, without_panel_links
 
-from dashboard.selectors import participants as selectors_participants
 from pacelab import browsers
 from playback.core import playground, texts
 from playback.models.delivery import PaintReport, Playback
@@ -235,28 +233,6 @@ def test_the_playground_plays_four_variants_and_stores_their_paint_logs(open_pag
 def test_the_dashboard_replays_what_a_participant_painted(open_page, completed_study, daphne_server):  # noqa: F811
     page = open_page(1400, 1000)
     log_in_researcher(page, daphne_server)
-    page.goto(f"{daphne_server}/dashboard/{completed_study.slug}/")
-    page.click("#link-participants")
-    page.wait_for_selector("#participants")
-    assert page.count("#participants tbody tr") == N_BOTS
-    page.click("#participants tbody tr a")
-    page.wait_for_selector("#timeline")
-    page.click("a.replay-link")
-    page.wait_for_selector("#pane-painted .content", state="attached")
-    trial_id = int(page.evaluate("JSON.parse(document.getElementById('replay-data').textContent).trial.id"))
-    truth = selectors_participants.trial_replay(completed_study, trial_id, 0)
-    assert truth["painted"] and truth["painted_text"]
-    assert page.evaluate("window.__replay.paintedText()") == ""  # nothing painted at time 0
-    page.click("#replay-play")
-    lengths = []
-    deadline = time.monotonic() + truth["duration_ms"] / 1000 + 15
-    while time.monotonic() < deadline and not page.evaluate("window.__replay.done"):
-        lengths.append(page.evaluate("window.__replay.paintedText().length"))
-        page.wait_for_timeout(50)
-    assert page.evaluate("window.__replay.done") is True
-    assert page.evaluate("window.__replay.paintedText()") == truth["painted_text"]
-    assert page.evaluate("window.__replay.scheduledText()") == truth["scheduled_text"]
-    assert len(set(lengths)) > 2 and lengths == sorted(lengths)  # it played: the text grew over time
-    assert page.count("#late-plot svg circle") == len(truth["painted"])
+    replay_a_trial(page, daphne_server, completed_study)
     shoot(page, "dashboard-replay")
     assert page.js_errors == []

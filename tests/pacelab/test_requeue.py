@@ -1,17 +1,14 @@
 """Jobs whose enqueue was lost (broker down) are sent again by the periodic requeue, and run once."""
 
-import uuid
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.utils import timezone
-from study_builders import study as study_doc  # noqa: E402
+from study_builders import loaded_study
 
 from analysis import services as analysis_services  # noqa: E402
 from analysis.models import AnalysisRun  # noqa: E402
 from pacelab import tasks  # noqa: E402
-from studyapp import services as study_services  # noqa: E402
 
 pytestmark = pytest.mark.django_db
 
@@ -19,9 +16,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def study(settings, tmp_path):
     settings.VAR_DIR = tmp_path / "var"
-    owner = get_user_model().objects.create_user(f"r-{uuid.uuid4().hex[:6]}", password="pw-not-used-123")
-    loaded, _ = study_services.study_load(doc=study_doc(id=f"rq-{uuid.uuid4().hex[:6]}"), owner=owner)
-    return loaded
+    return loaded_study("rq")
 
 
 def _queued(study, version: str, age: timedelta = timedelta(0), **kw) -> AnalysisRun:

@@ -1,6 +1,7 @@
 """A minimal valid study to mutate in tests (not a test module)."""
 
 import copy
+import uuid
 
 from studyapp.design import studyfile
 
@@ -31,6 +32,17 @@ def study(**changes):
     doc = copy.deepcopy(MINIMAL)
     doc.update(copy.deepcopy(changes))
     return doc
+
+
+def loaded_study(prefix: str):
+    """The minimal study (id ``prefix-`` and a random suffix) loaded into the database, owned by a new researcher."""
+    from django.contrib.auth import get_user_model
+
+    from studyapp import services as study_services
+
+    owner = get_user_model().objects.create_user(f"r-{uuid.uuid4().hex[:6]}", password="pw-not-used-123")
+    loaded, _ = study_services.study_load(doc=study(id=f"{prefix}-{uuid.uuid4().hex[:6]}"), owner=owner)
+    return loaded
 
 STAIRCASE = {"method": "staircase", "dimension": "tokens_per_s", "rule": "1up2down", "start": 20, "steps": [4, 2],
              "min": 2, "max": 80, "max_trials": 20}

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from playback.core.importers.base import ImportResult, TraceFormatError
-from playback.core.importers.rederive import head_text, iter_json_documents
-from playback.core.importers.vllm import add_summary_only, has_arrays, streams_from_arrays
+from playback.core.importers.base import ImportResult
+from playback.core.importers.rederive import head_text
+from playback.core.importers.vllm import has_arrays, load_runs
 
 SGLANG_MARKERS = ('"sharegpt_output_len"', '"random_range_ratio"', '"mean_e2e_latency_ms"')
 
@@ -31,6 +31,13 @@ def _model(doc: dict[str, Any]) -> str:
     return ""
 
 
+def _arrays(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The run's per-request arrays: at the top level, or (some versions) under ``details``; None without them."""
+    details = doc.get("details")
+    arrays = details if isinstance(details, dict) and has_arrays(details) else doc
+    return arrays if has_arrays(arrays) else None
+
+
 class SglangImporter:
     name = "sglang"
     description = "SGLang `bench_serving --output-details` result JSONL"
@@ -43,33 +50,10 @@ class SglangImporter:
         return has_timing and any(m in text for m in SGLANG_MARKERS)
 
     def load(self, path: Path) -> ImportResult:
-        path = Path(path)
-        result = ImportResult(format=self.name, path=str(path))
-        for r, doc, several in iter_json_documents(path):  # JSON Lines: one run per line
-            where = f"run {r}" if several else ""
-            if not isinstance(doc, dict):
-                raise TraceFormatError(path, where, "", f"expected a JSON object, got {type(doc).__name__}")
-            model = _model(doc)
-            id_prefix = f"{self.name}:{r}:" if several else f"{self.name}:"
-            details = doc.get("details")
-            arrays = details if isinstance(details, dict) and has_arrays(details) else doc
-            if has_arrays(arrays):
-                tokenizer_model = doc.get("tokenizer_id") or doc.get("tokenizer") or model
-                streams, notes = streams_from_arrays(
-                    path,
-                    self.name,
-                    arrays,
-                    model=model,
-                    tokenizer_model=str(tokenizer_model),
-                    id_prefix=id_prefix,
-                    where_prefix=where,
-                )
-                result.streams.extend(streams)
-                result.notes.extend(notes)
-            else:
-                add_summary_only(result, path, doc, where, id_prefix, model,
-                                 "written without --output-details: no per-request ttfts/itls/generated_texts")
-        return result
+        # JSON Lines: one run per line
+        return load_runs(path, self.name, model_of=_model, arrays_of=_arrays,
+                         tokenizer_of=lambda doc, model: str(doc.get("tokenizer_id") or doc.get("tokenizer") or model),
+                         summary_why="written without --output-details: no per-request ttfts/itls/generated_texts")
 
 
 IMPORTER = SglangImporter()

@@ -5,11 +5,13 @@ With ``--save-detailed`` the JSON holds per-request arrays (``ttfts`` in s, ``it
 ``generated_texts``, ``output_lens``, ``errors``); chunk texts are not saved, so each request's pieces are
 re-derived from its generated text (see ``rederive``). Without it the file holds run averages only: they
 become a ``TimingSeed`` and nothing is replayable. SGLang's ``bench_serving`` writes the same arrays, so
-``streams_from_arrays`` is shared with ``sglang``. Request numbers in errors and notes are array indices.
+``load_runs`` and ``streams_from_arrays`` are shared with ``sglang``. Request numbers in errors and notes are
+array indices.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,30 +169,36 @@ class VllmImporter:
         return has_timing and any(m in text for m in ('"model_id"', '"tokenizer_id"', '"mean_e2el_ms"'))
 
     def load(self, path: Path) -> ImportResult:
-        path = Path(path)
-        result = ImportResult(format=self.name, path=str(path))
-        for r, doc, several in iter_json_documents(path):  # several when written with --append-result
-            where = f"run {r}" if several else ""
-            if not isinstance(doc, dict):
-                raise TraceFormatError(path, where, "", f"expected a JSON object, got {type(doc).__name__}")
-            model = str(doc.get("model_id") or doc.get("model") or "")
-            id_prefix = f"{self.name}:{r}:" if several else f"{self.name}:"
-            if has_arrays(doc):
-                streams, notes = streams_from_arrays(
-                    path,
-                    self.name,
-                    doc,
-                    model=model,
-                    tokenizer_model=str(doc.get("tokenizer_id") or model),
-                    id_prefix=id_prefix,
-                    where_prefix=where,
-                )
-                result.streams.extend(streams)
-                result.notes.extend(notes)
-            else:
-                add_summary_only(result, path, doc, where, id_prefix, model,
-                                 "saved without --save-detailed: no per-request ttfts/itls/generated_texts")
-        return result
+        # several runs when written with --append-result
+        return load_runs(path, self.name, model_of=lambda doc: str(doc.get("model_id") or doc.get("model") or ""),
+                         arrays_of=lambda doc: doc if has_arrays(doc) else None,
+                         tokenizer_of=lambda doc, model: str(doc.get("tokenizer_id") or model),
+                         summary_why="saved without --save-detailed: no per-request ttfts/itls/generated_texts")
+
+
+def load_runs(path: Path, fmt: str, *, model_of: Callable[[dict[str, Any]], str],
+              arrays_of: Callable[[dict[str, Any]], dict[str, Any] | None],
+              tokenizer_of: Callable[[dict[str, Any], str], str], summary_why: str) -> ImportResult:
+    """Every run of a vLLM- or SGLang-style result file (one JSON document per run): its per-request arrays as
+    streams, or, where it has none (``arrays_of`` gives None), its averages as one timing seed saying
+    ``summary_why``. The formats differ only in where they keep the model, the arrays and the tokenizer."""
+    path = Path(path)
+    result = ImportResult(format=fmt, path=str(path))
+    for r, doc, several in iter_json_documents(path):
+        where = f"run {r}" if several else ""
+        if not isinstance(doc, dict):
+            raise TraceFormatError(path, where, "", f"expected a JSON object, got {type(doc).__name__}")
+        model = model_of(doc)
+        id_prefix = f"{fmt}:{r}:" if several else f"{fmt}:"
+        arrays = arrays_of(doc)
+        if arrays is None:
+            add_summary_only(result, path, doc, where, id_prefix, model, summary_why)
+            continue
+        streams, notes = streams_from_arrays(path, fmt, arrays, model=model, tokenizer_model=tokenizer_of(doc, model),
+                                             id_prefix=id_prefix, where_prefix=where)
+        result.streams.extend(streams)
+        result.notes.extend(notes)
+    return result
 
 
 def add_summary_only(result: ImportResult, path: Path, doc: dict[str, Any], where: str, id_prefix: str,

@@ -275,9 +275,9 @@ def test_2afc_trials_stay_in_the_fidelity_groups_under_their_streams_strategies(
 
 def test_a_rate_counted_in_characters_is_labelled_chars_per_s():
     df, spec = _acceptability(3, "speed", "rate", "rate", (10, 20, 40, 80), 4, 3, lambda r: min(1.0, r / 60))
-    assert pipeline._yes_no_sets(df, spec)[0]["unit"] == "tokens/s"
+    assert pipeline.yes_no_sets(df, spec)[0]["unit"] == "tokens/s"
     df["rate_unit"] = "chars"
-    assert pipeline._yes_no_sets(df, spec)[0]["unit"] == "chars/s"
+    assert pipeline.yes_no_sets(df, spec)[0]["unit"] == "chars/s"
 
 
 def test_preference_shares_follow_the_confidence_level_asked_for():
@@ -344,15 +344,15 @@ def _rate_and_ttft(spec_extra=None, block_extra=None):
 
 def test_a_rate_is_fitted_on_a_log_axis_and_a_ttft_on_a_linear_one_unless_the_study_file_says():
     df, spec = _rate_and_ttft()
-    assert [(d["log_axis"], d["axis_source"]) for d in pipeline._yes_no_sets(df, spec)] == [(True, "rate")]
+    assert [(d["log_axis"], d["axis_source"]) for d in pipeline.yes_no_sets(df, spec)] == [(True, "rate")]
     wait, wait_spec = _acceptability(1, "wait", "ttft", "ttft_ms", (200, 500, 1000, 2000), 3, 1, lambda t: 0.5)
-    assert [(d["log_axis"], d["axis_source"]) for d in pipeline._yes_no_sets(wait, wait_spec)] == [(False, "default")]
+    assert [(d["log_axis"], d["axis_source"]) for d in pipeline.yes_no_sets(wait, wait_spec)] == [(False, "default")]
     df, spec = _rate_and_ttft({"axis": "linear"})
-    assert [(d["log_axis"], d["axis_source"]) for d in pipeline._yes_no_sets(df, spec)] == [(False, "factor")]
+    assert [(d["log_axis"], d["axis_source"]) for d in pipeline.yes_no_sets(df, spec)] == [(False, "factor")]
     df, spec = _rate_and_ttft({"axis": "linear"}, {"analysis": {"axis": "log"}})  # the block's word wins
-    assert [(d["log_axis"], d["axis_source"]) for d in pipeline._yes_no_sets(df, spec)] == [(True, "block")]
+    assert [(d["log_axis"], d["axis_source"]) for d in pipeline.yes_no_sets(df, spec)] == [(True, "block")]
     forced = pipeline.Options(axis="linear")
-    assert [(d["log_axis"], d["axis_source"]) for d in pipeline._yes_no_sets(df, spec, forced)] == [(False, "options")]
+    assert [(d["log_axis"], d["axis_source"]) for d in pipeline.yes_no_sets(df, spec, forced)] == [(False, "options")]
     with pytest.raises(ValueError, match="axis must be"):
         pipeline.Options(axis="sqrt")
 

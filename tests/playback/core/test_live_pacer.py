@@ -38,6 +38,16 @@ class Recorder:
         return [s for s, _ in self.arrivals]
 
 
+class DoneReasons:
+    """An ``on_done`` callback noting the reason of each result it is called with, in order."""
+
+    def __init__(self):
+        self.reasons: list[str] = []
+
+    async def __call__(self, result: PaceResult) -> None:
+        self.reasons.append(result.reason)
+
+
 async def test_many_streams_are_paced_by_one_timer_without_a_task_per_frame():
     shared = live_pacer.shared_pacer()
     wakes0 = shared.wakes
@@ -88,38 +98,30 @@ async def test_a_send_that_waits_delays_only_its_own_stream_and_its_frames_stay_
 
 async def test_a_closed_socket_or_a_failed_send_ends_only_that_stream_and_runs_on_done():
     shared = live_pacer.shared_pacer()
-    done = []
-
-    async def on_done(result):
-        done.append(result.reason)
-
+    done = DoneReasons()
     closes = Recorder()
-    closed = shared.start(_frames(50, 5.0), closes, is_open=lambda: len(closes.arrivals) < 10, on_done=on_done)
-    failing = shared.start(_frames(50, 5.0), Recorder(fail_at=4), on_done=on_done)
-    fine = shared.start(_frames(50, 5.0), Recorder(), on_done=on_done)
+    closed = shared.start(_frames(50, 5.0), closes, is_open=lambda: len(closes.arrivals) < 10, on_done=done)
+    failing = shared.start(_frames(50, 5.0), Recorder(fail_at=4), on_done=done)
+    fine = shared.start(_frames(50, 5.0), Recorder(), on_done=done)
     assert (await shared.wait(closed)).sent == 10 and closed.result.reason == "closed"
     assert (await shared.wait(failing)).sent == 4 and failing.result.reason == "send failed"
     assert (await shared.wait(fine)).sent == 50
-    assert sorted(done) == ["closed", "complete", "send failed"]
+    assert sorted(done.reasons) == ["closed", "complete", "send failed"]
 
 
 async def test_stopping_a_stream_takes_effect_at_once_and_cancels_its_waiting_send_and_on_done():
     shared = live_pacer.shared_pacer()
-    done = []
-
-    async def on_done(result):
-        done.append(result.reason)
-
+    done = DoneReasons()
     result = PaceResult()
     send = Recorder()
-    stream = live_pacer.start(_frames(100, 10.0), send, result=result, on_done=on_done)
+    stream = live_pacer.start(_frames(100, 10.0), send, result=result, on_done=done)
     other = shared.start(_frames(30, 10.0), Recorder())
     await asyncio.sleep(0.055)
     await live_pacer.stop(stream)
     sent = result.sent
     assert 1 <= sent < 100  # stopped mid-stream (about 6 frames in, on a quiet machine)
     await asyncio.sleep(0.05)
-    assert result.sent == sent and done == []  # nothing sent after the stop, no completion
+    assert result.sent == sent and done.reasons == []  # nothing sent after the stop, no completion
     assert (await shared.wait(other)).sent == 30  # the other stream went on
     # a send suspended mid-flight is cancelled with the stream
     waiting = Recorder(wait={0: 10.0})

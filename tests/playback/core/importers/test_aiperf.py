@@ -7,12 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from trace_files import DATA, each_sample, placed, refusal, sniffs, write_jsonl
 
 from playback.core.importers.aiperf import IMPORTER
-from playback.core.importers.base import TraceFormatError
 from playback.core.metrics import compute
 
-DATA = Path(__file__).parents[3] / "data"
 FILE = DATA / "aiperf-profile_export.jsonl"
 OUTPUTS = DATA / "aiperf-profile_export_outputs.json"
 OWN = {"aiperf-profile_export.jsonl"}
@@ -23,8 +22,7 @@ def _records() -> list[dict]:
 
 
 def _write(tmp_path: Path, records: list[dict], with_outputs: bool = True) -> Path:
-    p = tmp_path / "profile_export.jsonl"
-    p.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    p = write_jsonl(tmp_path, records, "profile_export.jsonl")
     if with_outputs:
         shutil.copy(OUTPUTS, tmp_path / "outputs.json")
     return p
@@ -126,27 +124,24 @@ def test_broken_record_names_file_line_and_field(tmp_path, change, where, field)
     records = _records()
     change(records)
     p = _write(tmp_path, records)
-    with pytest.raises(TraceFormatError) as e:
-        IMPORTER.load(p)
-    assert (e.value.path, e.value.where, e.value.field) == (str(p), where, field)
+    e = refusal(IMPORTER, p)
+    assert placed(e) == (str(p), where, field)
 
 
 def test_invalid_json_line_is_named(tmp_path):
     p = tmp_path / "profile_export.jsonl"
     lines = FILE.read_text(encoding="utf-8").splitlines()
     p.write_text("\n".join([lines[0], "", lines[1][:40], lines[2]]) + "\n", encoding="utf-8")
-    with pytest.raises(TraceFormatError) as e:
-        IMPORTER.load(p)
-    assert e.value.where.startswith("line 3 column")
+    e = refusal(IMPORTER, p)
+    assert e.where.startswith("line 3 column")
 
 
 def test_broken_outputs_json_is_named(tmp_path):
     p = _write(tmp_path, _records())
     (tmp_path / "outputs.json").write_text(json.dumps({"data": [{"x_request_id": "req-a", "response_text": 7}]}))
-    with pytest.raises(TraceFormatError) as e:
-        IMPORTER.load(p)
-    assert e.value.path == str(tmp_path / "outputs.json")
-    assert (e.value.where, e.value.field) == ("data[0]", "response_text")
+    e = refusal(IMPORTER, p)
+    assert e.path == str(tmp_path / "outputs.json")
+    assert (e.where, e.field) == ("data[0]", "response_text")
 
 
 @pytest.mark.parametrize("field", ["x_request_id", "session_num", "turn_index"])
@@ -154,15 +149,13 @@ def test_a_request_key_that_is_not_a_string_or_number_is_named_in_either_file(tm
     records = _records()
     records[0].setdefault("metadata", {})[field] = {"id": 1}
     p = _write(tmp_path, records)
-    with pytest.raises(TraceFormatError) as e:
-        IMPORTER.load(p)
-    assert (e.value.path, e.value.where, e.value.field) == (str(p), "line 1", field)
+    e = refusal(IMPORTER, p)
+    assert placed(e) == (str(p), "line 1", field)
     (tmp_path / "outputs.json").write_text(json.dumps({"data": [{field: [1], "response_text": "hi"}]}))
-    with pytest.raises(TraceFormatError) as e:
-        IMPORTER.load(_write(tmp_path, _records(), with_outputs=False))
-    assert (e.value.path, e.value.where, e.value.field) == (str(tmp_path / "outputs.json"), "data[0]", field)
+    e = refusal(IMPORTER, _write(tmp_path, _records(), with_outputs=False))
+    assert placed(e) == (str(tmp_path / "outputs.json"), "data[0]", field)
 
 
-@pytest.mark.parametrize("path", sorted(DATA.iterdir()), ids=lambda p: p.name)
+@each_sample
 def test_sniff_recognises_only_aiperf_records(path):
-    assert IMPORTER.sniff(path.read_bytes()[:65536], path) == (path.name in OWN)
+    assert sniffs(IMPORTER, path) == (path.name in OWN)

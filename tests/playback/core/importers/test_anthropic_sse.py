@@ -4,12 +4,12 @@ import json
 from pathlib import Path
 
 import pytest
+from trace_files import DATA, refusal, write_lines
 
 from playback.core.importers import TraceFormatError, load
 from playback.core.importers.anthropic_sse import IMPORTER
 from playback.core.metrics import compute
 
-DATA = Path(__file__).parents[3] / "data"
 TIMED = DATA / "anthropic_sse-timed-thinking.sse"
 SAMPLE = DATA / "anthropic-messages-stream.sse"
 HEADER = '# pacelab-sse v1 {"api": "anthropic", "model": "m", "prompt": "p", "status": 200}'
@@ -21,9 +21,7 @@ def event(t: float, obj: dict, name: str | None = None) -> list[str]:
 
 
 def write(tmp_path: Path, *lines: str) -> Path:
-    path = tmp_path / "capture.sse"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return write_lines(tmp_path, "capture.sse", lines)
 
 
 def test_thinking_is_reasoning_text_is_content_and_signature_is_ignored():
@@ -92,11 +90,10 @@ def test_missing_message_stop_is_noted(tmp_path):
 )
 def test_broken_event_names_file_request_line_and_field(tmp_path, obj, name, field):
     path = write(tmp_path, HEADER, *event(1, START), *event(2, obj, name))
-    with pytest.raises(TraceFormatError) as err:
-        IMPORTER.load(path)
-    assert err.value.path == str(path)
-    assert "request 0" in err.value.where and "line 5" in err.value.where
-    assert err.value.field == field
+    err = refusal(IMPORTER, path)
+    assert err.path == str(path)
+    assert "request 0" in err.where and "line 5" in err.where
+    assert err.field == field
 
 
 def test_invalid_json_data_is_named(tmp_path):

@@ -3,22 +3,20 @@
 from pathlib import Path
 
 import pytest
+from trace_files import DATA, refusal, write_lines
 
 from playback.core.importers import TraceFormatError, load
 from playback.core.importers.openai_sse import IMPORTER
 from playback.core.importers.sse import parse
 from playback.core.metrics import compute
 
-DATA = Path(__file__).parents[3] / "data"
 TIMED = DATA / "openai_sse-timed-reasoning.sse"
 SAMPLE = DATA / "openai-chat-stream.sse"
 HEADER = '# pacelab-sse v1 {"api": "openai", "model": "m", "prompt": "p", "status": 200}'
 
 
 def write(tmp_path: Path, *lines: str) -> Path:
-    path = tmp_path / "capture.sse"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return write_lines(tmp_path, "capture.sse", lines)
 
 
 def test_reasoning_stream_metrics_exclude_role_chunk_and_use_usage():
@@ -128,9 +126,8 @@ def test_timestamped_crlf_capture_with_multiline_data_event(tmp_path):
 )
 def test_broken_capture_names_file_line_and_field(tmp_path, lines, where, field):
     path = write(tmp_path, *lines)
-    with pytest.raises(TraceFormatError) as err:
-        IMPORTER.load(path)
-    assert err.value.path == str(path)
-    assert where in err.value.where
-    assert field in err.value.field
-    assert str(path) in str(err.value)
+    err = refusal(IMPORTER, path)
+    assert err.path == str(path)
+    assert where in err.where
+    assert field in err.field
+    assert str(path) in str(err)

@@ -6,16 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
+from trace_files import DATA, each_sample, refusal, sniffs, write_json
 
 from playback.core import tokenizers
 from playback.core.columns import StreamColumns
-from playback.core.importers.base import TraceFormatError
 from playback.core.importers.rederive import chunk_times_ms, guess_language, rederive
 from playback.core.importers.vllm import IMPORTER
 from playback.core.metrics import compute
 from playback.core.stream import Stream, StreamMeta
 
-DATA = Path(__file__).parents[3] / "data"
 SMALL = DATA / "vllm-small-detailed.json"
 OWN = {
     "vllm-small-detailed.json",
@@ -26,9 +25,7 @@ OWN = {
 
 
 def _write(tmp_path: Path, obj, name="result.json") -> Path:
-    p = tmp_path / name
-    p.write_text(json.dumps(obj, ensure_ascii=False), encoding="utf-8")
-    return p
+    return write_json(tmp_path, obj, name, ensure_ascii=False)
 
 
 def _small() -> dict:
@@ -107,11 +104,10 @@ def test_appended_runs_are_all_imported_with_run_numbers(tmp_path):
 
 
 def test_array_of_wrong_length_names_the_field():
-    with pytest.raises(TraceFormatError) as e:
-        IMPORTER.load(DATA / "vllm-broken-itls.json")
-    assert e.value.field == "itls"
-    assert "vllm-broken-itls.json" in str(e.value)
-    assert "3 entries" in str(e.value)
+    e = refusal(IMPORTER, DATA / "vllm-broken-itls.json")
+    assert e.field == "itls"
+    assert "vllm-broken-itls.json" in str(e)
+    assert "3 entries" in str(e)
 
 
 def _set(key, i, value):
@@ -139,41 +135,37 @@ def test_broken_request_names_file_request_and_field(tmp_path, change, where, fi
     doc = _small()
     change(doc)
     p = _write(tmp_path, doc, "broken.json")
-    with pytest.raises(TraceFormatError) as e:
-        IMPORTER.load(p)
-    assert e.value.path == str(p)
-    assert e.value.where == where
-    assert e.value.field == field
-    assert str(e.value).startswith(str(p))
+    e = refusal(IMPORTER, p)
+    assert e.path == str(p)
+    assert e.where == where
+    assert e.field == field
+    assert str(e).startswith(str(p))
 
 
 def test_invalid_json_names_line_and_column(tmp_path):
     p = tmp_path / "bad.json"
     p.write_text('{\n "model_id": "m",\n "ttfts": [0.1,,]\n}', encoding="utf-8")
-    with pytest.raises(TraceFormatError) as e:
-        IMPORTER.load(p)
-    assert e.value.where == "line 3 column 16"
-    assert "invalid JSON" in str(e.value)
+    e = refusal(IMPORTER, p)
+    assert e.where == "line 3 column 16"
+    assert "invalid JSON" in str(e)
 
 
 def test_summary_without_any_timing_is_an_error(tmp_path):
     p = _write(tmp_path, {"model_id": "m", "completed": 3})
-    with pytest.raises(TraceFormatError) as e:
-        IMPORTER.load(p)
-    assert e.value.field == "mean_ttft_ms"
+    e = refusal(IMPORTER, p)
+    assert e.field == "mean_ttft_ms"
 
 
-@pytest.mark.parametrize("path", sorted(DATA.iterdir()), ids=lambda p: p.name)
+@each_sample
 def test_sniff_recognises_only_vllm_results(path):
-    assert IMPORTER.sniff(path.read_bytes()[:65536], path) == (path.name in OWN)
+    assert sniffs(IMPORTER, path) == (path.name in OWN)
 
 
 def test_gaps_whose_sum_overflows_are_refused_naming_the_request_and_field(tmp_path):
     obj = _small()
     obj["itls"][1] = [1e308] * len(obj["itls"][1])
-    with pytest.raises(TraceFormatError) as e:
-        IMPORTER.load(_write(tmp_path, obj))
-    assert (e.value.where, e.value.field) == ("request 1", "itls") and "overflow" in str(e.value)
+    e = refusal(IMPORTER, _write(tmp_path, obj))
+    assert (e.where, e.field) == ("request 1", "itls") and "overflow" in str(e)
 
 
 def _per_piece_streams(path: Path) -> list[Stream]:
@@ -216,14 +208,12 @@ def test_a_broken_second_run_is_named_by_line_and_column_and_nothing_is_imported
     text = json.dumps(_small())
     p = tmp_path / "appended.json"
     p.write_text(text + "\n" + '{"model_id": "m",\n "ttfts": [0.1,,]}\n', encoding="utf-8")
-    with pytest.raises(TraceFormatError) as e:
-        IMPORTER.load(p)
-    assert e.value.where == "line 3 column 16" and "invalid JSON" in str(e.value)
+    e = refusal(IMPORTER, p)
+    assert e.where == "line 3 column 16" and "invalid JSON" in str(e)
 
 
 def test_a_file_of_only_whitespace_is_refused_as_empty(tmp_path):
     p = tmp_path / "blank.json"
     p.write_text("  \n\n", encoding="utf-8")
-    with pytest.raises(TraceFormatError) as e:
-        IMPORTER.load(p)
-    assert e.value.problem == "file is empty"
+    e = refusal(IMPORTER, p)
+    assert e.problem == "file is empty"

@@ -15,6 +15,12 @@ STIMULI = [-1.5, -1.3, -1.15, -1.0, -0.9, -0.7, -0.55, -0.4, -0.2, -0.05]
 THRESHOLDS = [-1.4, -1.2, -1.0, -0.8, -0.6, -0.45, -0.3]
 
 
+def _mine(slopes, guesses, lapses, function):
+    """The project's QUEST+ on the shared stimulus and threshold grids, for 30 trials."""
+    return QuestPlus.from_config({"stimuli": STIMULI, "thresholds": THRESHOLDS, "slopes": slopes, "guesses": guesses,
+                                  "lapses": lapses, "function": function, "max_trials": 30})
+
+
 def compare(mine, ref, observer, trials, seed):
     rng = random.Random(seed)
     for step in range(trials):
@@ -29,17 +35,7 @@ def compare(mine, ref, observer, trials, seed):
 
 def test_weibull_matches_the_reference_on_the_same_answers():
     slopes, guesses, lapses = [1.5, 3.0, 5.0], [0.0, 0.05], [0.01, 0.04]
-    mine = QuestPlus.from_config(
-        {
-            "stimuli": STIMULI,
-            "thresholds": THRESHOLDS,
-            "slopes": slopes,
-            "guesses": guesses,
-            "lapses": lapses,
-            "function": "weibull",
-            "max_trials": 30,
-        }
-    )
+    mine = _mine(slopes, guesses, lapses, "weibull")
     ref = qp_ref.QuestPlus(
         stim_domain={"intensity": STIMULI},
         param_domain={"threshold": THRESHOLDS, "slope": slopes, "lower_asymptote": guesses, "lapse_rate": lapses},
@@ -52,17 +48,7 @@ def test_weibull_matches_the_reference_on_the_same_answers():
 
 def test_cumulative_normal_matches_the_reference_on_the_same_answers():
     slopes, guesses, lapses = [2.0, 4.0, 9.0], [0.02], [0.0, 0.03]
-    mine = QuestPlus.from_config(
-        {
-            "stimuli": STIMULI,
-            "thresholds": THRESHOLDS,
-            "slopes": slopes,
-            "guesses": guesses,
-            "lapses": lapses,
-            "function": "normal",
-            "max_trials": 30,
-        }
-    )
+    mine = _mine(slopes, guesses, lapses, "normal")
     ref = qp_ref.QuestPlus(
         stim_domain={"intensity": STIMULI},
         param_domain={
