@@ -422,7 +422,8 @@ def _profile_interval(nll, theta, zq: float, best: float, spread: float, floor: 
         start = solved[min(solved, key=lambda v: abs(v - q))][0]
 
         def f(r):
-            return nll(np.concatenate([[q - zq * (floor + np.exp(r[0]))], r]))
+            with np.errstate(over="ignore", invalid="ignore"):  # BFGS's trial steps can reach σ = inf: refused
+                return nll(np.concatenate([[q - zq * (floor + np.exp(r[0]))], r]))
 
         r = _minimise(f, start)
         value = float(np.sqrt(2 * max(float(r.fun) - best, 0.0))) - target

@@ -1,8 +1,9 @@
 """Fixed-seed cases whose estimates and intervals were recorded before the analysis was made faster.
 
 Not a test module. ``python tests/analysis/speed_reference.py`` writes ``data/speed_reference.json`` from the
-code as it stands; it was run once on the slow code (commit 8644a35), and tests/analysis/test_speed_equivalence.py
-checks that the faster code gives the same numbers. Each case returns a flat dict of named numbers.
+code as it stands; it was run on the slow code (commit 8644a35), and again when pipeline version 11 changed the
+population model on purpose (its lapse and guess estimated, a BFGS optimiser); tests/analysis/test_speed_equivalence.py
+checks that the code still gives the same numbers. Each case returns a flat dict of named numbers.
 """
 
 from __future__ import annotations
