@@ -465,6 +465,14 @@ def _at_bound(fitted: Mapping, lapse_max: float, guess_max: float) -> list[str]:
 REACH = 0.9  # the population-averaged core sigmoid must pass this (and 1 − this) within the levels tested
 
 
+def reach_short(reach: tuple[float, float]) -> list[str]:
+    """The ends of the curve the levels tested stop short of: "top" (the lapse rate is then read from the curve's
+    shape), "bottom" (the guess rate)."""
+    low, high = reach
+    return ([name for name, short in (("bottom", math.isfinite(low) and low > 1 - REACH),
+                                      ("top", math.isfinite(high) and high < REACH)) if short])
+
+
 def reach_warnings(cond: str, reach: tuple[float, float], lapse: float, guess: float, quantile: float
                    ) -> list[str]:
     """Where the levels tested stop short of the curve's ends, the lapse (top) or guess (bottom) rate cannot be told
@@ -600,6 +608,7 @@ def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
             for name in row["at_bound"]:
                 warnings.append(f"{cond}: population model: " + bound_advice(
                     name, float(row[name]), float(d[f"{name}_max"]), log_axis))
+            row["reach_short"] = reach_short(pop.reach)
             warnings += reach_warnings(str(cond), pop.reach, pop.lapse, pop.guess, quantile)
         phrases = []
         if len(rows) > 1:

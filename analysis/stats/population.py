@@ -274,7 +274,8 @@ def _intervals(d: _Data, nll, ml, opts: FitOptions, fixed_guess, quantile: float
     cov = _covariance(nll, theta)
     dsigma = sigma_ml - step  # dσ/dθ₁
     var_mu = cov[0, 0]
-    var_q = cov[0, 0] + 2 * zq * dsigma * cov[0, 1] + (zq * dsigma) ** 2 * cov[1, 1]
+    with np.errstate(invalid="ignore", over="ignore"):  # a singular information matrix (a rate on its bound): inf
+        var_q = cov[0, 0] + 2 * zq * dsigma * cov[0, 1] + (zq * dsigma) ** 2 * cov[1, 1]
     # n participants, n − 1 degrees of freedom for the spread between them: with few people the χ²₁ (normal)
     # calibration is too short (12 people: 89 % for a 95 % Wald interval), as it is for a sample's mean
     t_ci = float(stats.t.ppf(0.5 + opts.ci / 2, d.n_people - 1))

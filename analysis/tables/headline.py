@@ -95,6 +95,12 @@ def rows(results: Mapping[str, Any] | None) -> list[dict[str, Any]]:
                 "lapse": number(fit.get("lapse", r.get("lapse"))),
                 "guess": number(fit.get("guess", r.get("guess"))),
                 "at_bound": list(fit.get("at_bound") or r.get("at_bound") or []),
+                # the ends of the curve the levels stop short of (pipeline.reach_short), with how far up it gets
+                "reach_short": list(r.get("reach_short") or []),
+                "reach_low": _percent(r.get("population_reach_low")),
+                "reach_high": _percent(r.get("population_reach_high")),
+                "population_lapse": number(r.get("lapse")),
+                "population_guess": number(r.get("guess")),
             })
         out.append({
             "block": block, "level_name": entry.get("level_name") or "level", "unit": unit,
@@ -109,6 +115,12 @@ def rows(results: Mapping[str, Any] | None) -> list[dict[str, Any]]:
 
 
 # --- the numbers, unformatted ----------------------------------------------------------------------------------
+
+
+def _percent(value: Any) -> str:
+    """A share as a whole percent ("78"), or "" where there is none."""
+    v = _num(value)
+    return f"{100 * v:.0f}" if v is not None and math.isfinite(v) else ""
 
 
 def _num(value: Any) -> float | None:

@@ -101,3 +101,19 @@ def test_a_fit_at_its_lapse_bound_is_flagged_in_the_report_with_what_to_try(resu
     assert (f"{cond['condition']}: the lapse rate ended at 0.200, at its bound 0.2: the curve does not fit the "
             "answers at the ends of the levels") in html
     assert "Try a log axis (analysis: {axis: log} in the block)" in html
+
+
+def test_levels_that_stop_short_of_the_curves_top_are_flagged_in_the_report_in_either_language(results):
+    entry = results["population"][0]
+    row = entry["rows"][0]
+    short = {**results, "population": [{**entry, "rows": [
+        {**row, "lapse": 0.081, "population_reach_high": 0.62, "reach_short": ["top"]}, *entry["rows"][1:]]}]}
+    html = report_page.render_html(spec=SPEC, results=short, figures=[], methods="M.", run={"id": 1})
+    assert (f"{row['condition']}: at the highest level tested the average participant's curve is only 62 % "
+            "of the way up, so the lapse rate (0.0810) is read from the curve's shape") in html
+    assert html.count('class="warn reach-warning"') == 1
+    chinese = report_page.render_html(spec=SPEC, results=short, figures=[], methods="M.", run={"id": 1},
+                                      language="zh-hans")
+    assert "一般参与者的曲线只升到 62 %，因此失误率（0.0810）" in chinese
+    plain = report_page.render_html(spec=SPEC, results=results, figures=[], methods="M.", run={"id": 1})
+    assert "reach-warning" not in plain or all(r.get("reach_short") for r in entry["rows"])

@@ -174,6 +174,21 @@ def test_a_ttft_level_is_fitted_as_a_falling_curve():
     assert 800 < entry["pooled"]["threshold"] < 2500
 
 
+def test_levels_that_stop_short_of_the_top_of_the_curve_are_flagged_with_the_lapse_they_leave_to_the_shape():
+    # the fastest rate tested (20) is where the curve is only half-way up: the lapse cannot be told from the spread
+    short, spec = _acceptability(3, "acc", "rate", "rate", (4, 6, 9, 13, 20), 12, 4,
+                                 lambda rate: 0.97 / (1 + np.exp(-(np.log(rate) - np.log(20)) * 3)))
+    row = pipeline.run(short, None, spec=spec, options=FAST)["population"][0]
+    assert row["rows"][0]["population_reach_high"] < pipeline.REACH
+    assert row["rows"][0]["reach_short"] == ["top"]
+    assert any("only" in w and "of the way up, so the lapse rate" in w for w in row["warnings"])
+    # levels on both sides of the thresholds: nothing to flag
+    wide, spec = _acceptability(3, "acc", "rate", "rate", (2, 4, 8, 16, 32, 64, 128), 12, 4,
+                                lambda rate: 0.97 / (1 + np.exp(-(np.log(rate) - np.log(16)) * 3)))
+    row = pipeline.run(wide, None, spec=spec, options=FAST)["population"][0]
+    assert row["rows"][0]["reach_short"] == [] and not any("of the way up" in w for w in row["warnings"])
+
+
 def test_psychometric_fits_get_one_row_per_level_and_participant_and_plot_one_point_per_level():
     df, spec = _acceptability(2, "acc", "rate", "rate", (5, 10, 20, 40, 80), 5, 3,
                               lambda rate: 1 / (1 + np.exp(-(rate - 20) / 6)))
