@@ -160,13 +160,24 @@ def test_ratings_benchmark_prints_a_coverage_row_per_design_and_refuses_an_unkno
     assert refused.returncode == 2 and "--design: none of" in refused.stderr
 
 
-def test_e2e_benchmark_prints_coverage_bias_width_and_time_per_design_and_condition():
-    out = _run("benchmarks/e2e.py", "--studies", "1", "--designs", "n20", "--processes", "1", timeout=600)
-    assert "coverage target 93-97 %" in out and "s/study" in out and "outside the band:" in out
+def test_e2e_benchmark_prints_coverage_bias_width_and_time_per_design_and_condition(tmp_path):
+    results = tmp_path / "e2e.jsonl"
+    args = ("benchmarks/e2e.py", "--studies", "1", "--designs", "n20", "--processes", "1", "--results", str(results))
+    out = _run(*args, timeout=600)
+    assert "coverage target 93-97 %" in out and "s/study" in out and "cpu s" in out and "outside the band:" in out
     rows = [line.split() for line in out.splitlines() if line.startswith("n20 ")]
     assert [r[1] for r in rows] == ["ttft=200", "ttft=1500"]
     assert all(r[2] == "1" for r in rows)  # one study each
     assert float(rows[1][3]) == pytest.approx(21.21, abs=0.05)  # the true 75 % point at TTFT 1.5 s
+    # the study was kept: a rerun reads it back instead of simulating it again, and prints the same rows
+    assert len(results.read_text().splitlines()) == 1
+    with results.open("a") as fh:
+        fh.write('{"design": "n20", "index": 0, "pipeline_version": 1, "seed": 0}\n{"cut sh')
+    again = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, check=True, timeout=300)
+    assert f"1 studies read from {results}" in again.stderr and "2 line(s) of another version or seed" in again.stderr
+    assert "from earlier runs" in again.stdout
+    assert [line.split()[:11] for line in again.stdout.splitlines() if line.startswith("n20 ")] == [
+        r[:11] for r in rows]
     refused = _run("benchmarks/e2e.py", "--designs", "nope", check=False)
     assert refused.returncode == 2 and "--designs: unknown nope" in refused.stderr
 
