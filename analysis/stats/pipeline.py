@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-PIPELINE_VERSION = 11  # a stored run of an older version is recomputed; what each changed: CHANGELOG.md
+PIPELINE_VERSION = 12  # a stored run of an older version is recomputed; what each changed: CHANGELOG.md
 STAGES: tuple[tuple[str, float], ...] = (
     ("exclusions", 3), ("psychometric", 25), ("population", 30), ("ratings", 12), ("pairwise", 12),
     ("predictors", 10), ("fidelity", 8),

@@ -220,14 +220,64 @@ def _negative_log_likelihood(d: _Data, opts: FitOptions, fixed_guess):
                 val += 0.5 * _log_mu_information(joint, marginal, log_prior, grid, sigma, spread)
         return val if np.isfinite(val) else 1e300
 
+    def value_and_grad(theta):
+        """The plain (``reml=False``) value and its exact gradient in θ, from the same grid posterior: each of
+        BFGS's steps costs one evaluation rather than one per parameter for finite differences."""
+        theta = np.asarray(theta, dtype=float)
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            mu, sigma, w, lapse, guess = _unpack(theta, fixed_guess, opts, step)
+            core = sig(*core_args, w)  # (levels, G)
+            amp = 1 - guess - lapse
+            raw = guess + amp * core
+            psi = np.clip(raw, 1e-12, 1 - 1e-12)
+            per = yes @ np.log(psi) + no @ np.log1p(-psi)
+            dev = grid - mu
+            log_prior = -0.5 * (dev / sigma) ** 2
+            log_prior = log_prior - logsumexp(log_prior)
+            joint = per + log_prior[None, :]
+            marginal = logsumexp(joint, axis=-1)
+            val = -float(np.sum(marginal))
+            if not np.isfinite(val):
+                return 1e300, np.zeros_like(theta)
+            post = np.exp(joint - marginal[:, None])  # (participants, G), each row sums to 1
+            weight = post.sum(axis=0)  # (G,)
+            prior = np.exp(log_prior)
+            people = float(yes.shape[0])
+            grad = np.zeros_like(theta)
+            # the prior: d log prior / dμ = dev/σ² less its prior mean (the normalisation on the grid)
+            dmu = dev / sigma**2
+            grad[0] = -(weight @ dmu - people * (prior @ dmu))
+            dsig = dev**2 / sigma**3
+            grad[1] = -(weight @ dsig - people * (prior @ dsig)) * (sigma - step)
+            # ψ: d Σ log marginal / dψ at each level and node, zero where ψ was clipped
+            dpsi = (yes.T @ post) / psi - (no.T @ post) / (1 - psi)
+            dpsi = np.where(raw == psi, dpsi, 0.0)
+            dcore_dlogw = sig.log_width_derivative(*core_args, w)
+            grad[2] = -amp * float(np.sum(dpsi * dcore_dlogw))
+            i = 3
+            if opts.lapse is None:
+                lo, hi = opts.lapse_bounds
+                e = special.expit(theta[i])
+                grad[i] = float(np.sum(dpsi * core)) * (hi - lo) * e * (1 - e)
+                i += 1
+            if fixed_guess is None:
+                lo, hi = opts.guess_bounds
+                e = special.expit(theta[i])
+                grad[i] = -float(np.sum(dpsi * (1 - core))) * (hi - lo) * e * (1 - e)
+        if not np.all(np.isfinite(grad)):
+            return 1e300, np.zeros_like(theta)
+        return val, grad
+
+    nll.value_and_grad = value_and_grad
     return nll
 
 
-def _maximise(f, start):
-    """The minimum of a smooth negative log likelihood: quasi-Newton (BFGS, finite-difference gradients) from the
-    start, checked by a simplex search from where it stopped when BFGS reports no convergence (a flat or refused
-    region), keeping the better of the two."""
-    res = _minimise(f, start, gtol=1e-5)
+
+def _maximise(f, start, value_and_grad=None):
+    """The minimum of a smooth negative log likelihood: quasi-Newton (BFGS; exact gradients with
+    ``value_and_grad``, finite differences without) from the start, checked by a simplex search from where it
+    stopped when BFGS reports no convergence (a flat or refused region), keeping the better of the two."""
+    res = _minimise(f, start, gtol=1e-5, value_and_grad=value_and_grad)
     if res.success:
         return res
     simplex = optimize.minimize(f, res.x, method="Nelder-Mead",
@@ -235,13 +285,43 @@ def _maximise(f, start):
     return simplex if simplex.fun < res.fun else res
 
 
-def _minimise(f, start, gtol: float = 1e-4):
-    """BFGS on the optimiser's free vector; a stop for lost precision at a point where the gradient is small is
-    the minimum (the finite-difference gradient cannot get smaller), so it counts as success."""
-    res = optimize.minimize(f, np.asarray(start, dtype=float), method="BFGS", options={"gtol": gtol})
+def _minimise(f, start, gtol: float = 1e-4, value_and_grad=None):
+    """BFGS on the optimiser's free vector (``value_and_grad(θ) -> (value, gradient)`` if given, else finite
+    differences of ``f``); a stop for lost precision at a point where the gradient is small is the minimum (the
+    gradient cannot get smaller), so it counts as success."""
+    x0 = np.asarray(start, dtype=float)
+    if value_and_grad is not None:
+        res = optimize.minimize(value_and_grad, x0, jac=True, method="BFGS", options={"gtol": gtol})
+    else:
+        res = optimize.minimize(f, x0, method="BFGS", options={"gtol": gtol})
     if not res.success and np.all(np.isfinite(res.jac)) and np.max(np.abs(res.jac)) < 100 * gtol:
         res.success = True
     return res
+
+
+# the logit of a free lapse or guess rate at which a search (re)starts at most: a rate on its bound at the best
+# fit has run off to a logit of −20 to −40, where its gradient (∝ e^logit) is nil and a profile's search started
+# there never moves it, though away from the best fit the likelihood wants the rate above the bound (issue 40:
+# the edge design's q point interval ended 3 % short because of it)
+_RATE_LOGIT = 8.0
+
+
+def _unsaturated(start, first_rate: int):
+    """A search's start with the free rates' logits (entries from ``first_rate`` on) brought within
+    ±``_RATE_LOGIT``."""
+    start = np.array(start, dtype=float)
+    start[first_rate:] = np.clip(start[first_rate:], -_RATE_LOGIT, _RATE_LOGIT)
+    return start
+
+
+def _lowest(f, value_and_grad, *starts):
+    """The lower of the minima reached from each start. A profile's nuisance parameters can have two minima (σ at
+    its floor, everyone alike, or a spread of thresholds with a lapse rate): started only from the nearest point
+    solved, the search stays on one branch, the profile jumps where the nearest point changes branch, and the
+    interval's end lands on the jump (issue 40). The best fit's nuisance values are the second start."""
+    distinct = [s for i, s in enumerate(starts) if not any(np.array_equal(s, t) for t in starts[:i])]
+    results = [_minimise(f, s, value_and_grad=value_and_grad) for s in distinct]
+    return min(results, key=lambda r: float(r.fun))
 
 
 def _start(d: _Data, opts: FitOptions, fixed_guess) -> list[float]:
@@ -271,7 +351,7 @@ def _intervals(d: _Data, nll, ml, opts: FitOptions, fixed_guess, quantile: float
     step, spread, zu, grid, axis = d.step, d.spread, d.zu, d.grid, d.axis
     theta = ml.x
     sigma_ml = _unpack(theta, fixed_guess, opts, step)[1]
-    cov = _covariance(nll, theta)
+    cov = _covariance(nll.value_and_grad, theta)
     dsigma = sigma_ml - step  # dσ/dθ₁
     var_mu = cov[0, 0]
     with np.errstate(invalid="ignore", over="ignore"):  # a singular information matrix (a rate on its bound): inf
@@ -342,9 +422,9 @@ def fit_population(df: pd.DataFrame, options: FitOptions | None = None, *, quant
     d = _data(df, opts, nodes)
     fixed_guess, _ = _guess_lapse(opts)
     nll = _negative_log_likelihood(d, opts, fixed_guess)
-    ml = _maximise(nll, _start(d, opts, fixed_guess))
+    ml = _maximise(nll, _start(d, opts, fixed_guess), nll.value_and_grad)
     # the point estimates: σ from the restricted likelihood (maximum likelihood's σ is low with few people)
-    res = _maximise(lambda th: nll(th, reml=True), ml.x) if reml else ml
+    res = _maximise(lambda th: nll(th, reml=True), _unsaturated(ml.x, 3)) if reml else ml
     mu, sigma, w, lapse, guess = _unpack(res.x, fixed_guess, opts, d.step)
     q_point = mu + float(special.ndtri(quantile)) * sigma
     # thresholds run off the grid the model integrates over: any number would be the optimiser's, not the data's
@@ -420,13 +500,20 @@ def _profile_interval(nll, theta, zq: float, best: float, spread: float, floor: 
         optimisation, started from the nearest q solved so far."""
         if q in solved:
             return solved[q][1]
-        start = solved[min(solved, key=lambda v: abs(v - q))][0]
+        start = _unsaturated(solved[min(solved, key=lambda v: abs(v - q))][0], 2)  # (θ₁, log w, rates)
 
         def f(r):
             with np.errstate(over="ignore", invalid="ignore"):  # BFGS's trial steps can reach σ = inf: refused
                 return nll(np.concatenate([[q - zq * (floor + np.exp(r[0]))], r]))
 
-        r = _minimise(f, start)
+        def fg(r):
+            with np.errstate(over="ignore", invalid="ignore"):
+                value, g = nll.value_and_grad(np.concatenate([[q - zq * (floor + np.exp(r[0]))], r]))
+                out = g[1:].copy()
+                out[0] -= g[0] * zq * np.exp(r[0])  # μ = q − zq·σ moves with θ₁
+            return value, (out if np.all(np.isfinite(out)) else np.zeros_like(out))
+
+        r = _lowest(f, fg, start, _unsaturated(theta[1:], 2))
         value = float(np.sqrt(2 * max(float(r.fun) - best, 0.0))) - target
         solved[q] = (r.x, value)
         return value
@@ -462,12 +549,16 @@ def _profile_sigma(nll, theta, best: float, floor: float, cut: float) -> tuple[f
     def signed(t: float) -> float:
         if t in solved:
             return solved[t][1]
-        start = solved[min(solved, key=lambda v: abs(v - t))][0]
+        start = _unsaturated(solved[min(solved, key=lambda v: abs(v - t))][0], 2)  # (μ, log w, rates)
 
         def f(r):
             return nll(np.concatenate([r[:1], [t], r[1:]]))
 
-        r = _minimise(f, start)
+        def fg(r):
+            value, g = nll.value_and_grad(np.concatenate([r[:1], [t], r[1:]]))
+            return value, np.delete(g, 1)
+
+        r = _lowest(f, fg, start, _unsaturated(rest, 2))
         value = float(np.sqrt(2 * max(float(r.fun) - best, 0.0))) - np.sqrt(2 * cut)
         solved[t] = (r.x, value)
         return value
@@ -488,23 +579,17 @@ def _profile_sigma(nll, theta, best: float, floor: float, cut: float) -> tuple[f
     return float(ends[0]), float(ends[1])
 
 
-def _covariance(f, theta, rel: float = 1e-4) -> np.ndarray:
-    """Inverse of a central-difference Hessian of the negative log likelihood."""
+def _covariance(value_and_grad, theta, rel: float = 1e-4) -> np.ndarray:
+    """Inverse of the Hessian of the negative log likelihood, by central differences of its exact gradient."""
     theta = np.asarray(theta, dtype=float)
     d = len(theta)
     h = rel * np.maximum(np.abs(theta), 1.0) * 10
     hess = np.empty((d, d))
-    f0 = f(theta)
     for i in range(d):
-        for j in range(i, d):
-            ei, ej = np.zeros(d), np.zeros(d)
-            ei[i], ej[j] = h[i], h[j]
-            if i == j:
-                val = (f(theta + ei) - 2 * f0 + f(theta - ei)) / h[i] ** 2
-            else:
-                val = (f(theta + ei + ej) - f(theta + ei - ej) - f(theta - ei + ej) + f(theta - ei - ej)) / (
-                    4 * h[i] * h[j])
-            hess[i, j] = hess[j, i] = val
+        e = np.zeros(d)
+        e[i] = h[i]
+        hess[:, i] = (value_and_grad(theta + e)[1] - value_and_grad(theta - e)[1]) / (2 * h[i])
+    hess = (hess + hess.T) / 2
     try:
         return np.linalg.inv(hess)
     except np.linalg.LinAlgError:

@@ -114,6 +114,14 @@ class Sigmoid:
         scale, loc = self._scale_loc(m, w)
         return pdf((np.asarray(x, dtype=float) - loc) / scale) / scale
 
+    def log_width_derivative(self, x, m, w):
+        """dS/d(log w) at ``x``: S = cdf(u) with u = (x − m)/scale + ppf(pc) and scale ∝ w, so
+        du/d(log w) = −(u − ppf(pc)). For likelihoods that take exact gradients in a log width."""
+        _cdf, ppf, pdf = _STANDARD[self.name]
+        scale, loc = self._scale_loc(m, w)
+        u = (np.asarray(x, dtype=float) - loc) / scale
+        return -pdf(u) * (u - ppf(self.pc))
+
 
 def psi(sigmoid: Sigmoid, x, m, w, guess=0.0, lapse=0.0):
     """The psychometric function ψ(x) = γ + (1 − γ − λ)·S(x; m, w)."""

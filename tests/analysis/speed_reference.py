@@ -2,7 +2,8 @@
 
 Not a test module. ``python tests/analysis/speed_reference.py`` writes ``data/speed_reference.json`` from the
 code as it stands; it was run on the slow code (commit 8644a35), and again when pipeline version 11 changed the
-population model on purpose (its lapse and guess estimated, a BFGS optimiser); tests/analysis/test_speed_equivalence.py
+population model on purpose (its lapse and guess estimated, a BFGS optimiser) and at version 12 (profile
+intervals searched from two starts, exact gradients); tests/analysis/test_speed_equivalence.py
 checks that the code still gives the same numbers. Each case returns a flat dict of named numbers.
 """
 

@@ -1,7 +1,7 @@
 """The faster analysis gives the numbers the slower one gave: estimates and intervals of fixed-seed fits, and every
 number of two whole simulated studies, against values recorded from the code before it was made faster
-(``speed_reference.py``, run on commit 8644a35 and again at pipeline version 11, whose population model changed
-on purpose; ``data/speed_reference.json``).
+(``speed_reference.py``, run on commit 8644a35 and again at pipeline versions 11 and 12, whose population model
+changed on purpose; ``data/speed_reference.json``).
 
 The likelihoods are the same sums in another order and the optimisers the same, so the numbers agree to the
 optimisers' tolerances: a relative 1e-4 (Nelder–Mead stops within 1e-5 on the fitting axis; a profile's root

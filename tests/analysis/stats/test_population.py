@@ -202,3 +202,27 @@ def test_a_failed_jackknife_refit_keeps_the_conditions_row_with_the_models_inter
     assert row["pooled_ci_jackknife_groups"] == 0
     model = fit(blocks(df["level"], df["n_positive"], df["n_total"]), OPTS).threshold_ci_95
     assert (row["pooled_ci_low"], row["pooled_ci_high"]) == (pytest.approx(model[0]), pytest.approx(model[1]))
+
+
+@pytest.mark.parametrize("sigmoid, log_axis, lapse, guess", [
+    ("logistic", False, None, None),
+    ("norm", True, None, 0.0),
+    ("gumbel", False, 0.02, None),
+    ("weibull", True, None, 0.0),
+])
+def test_the_exact_gradient_the_optimiser_follows_is_the_likelihoods_slope(sigmoid, log_axis, lapse, guess):
+    # BFGS takes this gradient instead of finite differences: a wrong term would move every fit
+    df = _population(np.random.default_rng(4), 30.0, 6.0, people=12)
+    opts = FitOptions(sigmoid=sigmoid, log_axis=log_axis, lapse=lapse, guess=guess,
+                      lapse_bounds=(0.0, 0.2), guess_bounds=(0.0, 0.2))
+    d = population._data(df, opts, 241)
+    fixed_guess, _ = population._guess_lapse(opts)
+    nll = population._negative_log_likelihood(d, opts, fixed_guess)
+    rng = np.random.default_rng(1)
+    start = np.asarray(population._start(d, opts, fixed_guess))
+    for theta in (start, start + rng.normal(0, 0.3, len(start))):
+        value, grad = nll.value_and_grad(theta)
+        assert value == pytest.approx(nll(theta), rel=1e-12)
+        h = 1e-5
+        numeric = [(nll(theta + h * e) - nll(theta - h * e)) / (2 * h) for e in np.eye(len(theta))]
+        np.testing.assert_allclose(grad, numeric, rtol=1e-4, atol=1e-4 * max(1.0, abs(value)) / 100)
