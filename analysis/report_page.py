@@ -13,6 +13,7 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils import translation
 
+from analysis.reporting import notices
 from analysis.reporting.methods import text_of
 from analysis.tables import headline
 
@@ -23,10 +24,14 @@ def render_html(*, spec: Mapping[str, Any], results: Mapping[str, Any], figures:
 
     ``figures``: ``[{name, caption, svg, files}]`` (SVG text inlined).
     """
+    headline_rows = headline.rows(results)
+    # the acceptability entries' bound and reach warnings are worded by the template, in ``language``
+    results = {**results, **{stage: [notices.worded(entry) for entry in results.get(stage) or []]
+                             for stage in ("psychometric", "population")}}
     with translation.override(language):
         return render_to_string("analysis/report.html", {
             "title": text_of(spec.get("title")), "study_id": spec.get("id", ""), "results": results,
             "figures": figures, "methods": methods, "run": run or {},
             "exclusion_lines": (results.get("exclusions") or {}).get("lines") or [],
-            "headline": headline.rows(results),
+            "headline": headline_rows,
         })

@@ -26,33 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
-
-class _Server:
-    """What ``Server.handle_reply`` reads of Daphne's server: its connections."""
-
-    def __init__(self) -> None:
-        self.connections: dict = {}
-
-
-def _open_protocol():
-    from autobahn.websocket.protocol import WebSocketProtocol
-    from daphne.server import Server
-    from daphne.ws_protocol import WebSocketFactory
-    from twisted.internet.testing import StringTransport
-
-    server = _Server()
-    server.check_headers_type = Server.check_headers_type
-    factory = WebSocketFactory(server, server="bench")
-    factory.setProtocolOptions(allowNullOrigin=True, maxMessagePayloadSize=1 << 20)
-    proto = factory.buildProtocol(None)
-    transport = StringTransport()
-    proto.makeConnection(transport)
-    proto.client_addr = ["127.0.0.1", 50000]
-    proto.state = WebSocketProtocol.STATE_OPEN
-    proto._perMessageCompress = None
-    server.connections[proto] = {}
-    return proto, transport, server, Server.handle_reply
+sys.path.insert(0, str(ROOT / "tests" / "support"))  # daphne_ws: the open protocol the fast-send tests use
 
 
 def _per_call_us(fn, transport, n: int) -> float:
@@ -72,9 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=20000, help="messages per timing (best of 5)")
     args = parser.parse_args(argv)
 
+    from daphne.server import Server
+    from daphne_ws import open_protocol
+
     from pacelab.ws_fast_send import FrameWriter, _header
 
-    proto, transport, server, handle_reply = _open_protocol()
+    proto, transport, server = open_protocol("bench")
+    handle_reply = Server.handle_reply  # looked up once, outside the timed loop
     text = '{"type":"frame","text":"' + "x" * max(0, args.bytes - 26) + '"}'
     message = {"type": "websocket.send", "text": text}
     writer = FrameWriter(proto)

@@ -391,9 +391,7 @@ def _fit_yes_no(data: pd.DataFrame, opts, options: Options, rng, quantile: float
     if result.beyond_levels:
         out["beyond_levels"] = result.beyond_levels  # the prior's number, not the data's
     out["warnings"] = result.warnings()  # taken out by ``stage_psychometric`` into the block's warnings
-    bounds = {"lapse": opts.lapse_bounds[1], "guess": opts.guess_bounds[1]}
-    out["at_bound"] = _at_bound(out, bounds["lapse"], bounds["guess"])
-    out["warnings"] += [bound_advice(name, out[name], bounds[name], opts.uses_log_axis) for name in out["at_bound"]]
+    out["at_bound"] = _at_bound(out, opts.lapse_bounds[1], opts.guess_bounds[1])  # worded by ``stage_psychometric``
     xs = np.geomspace(lo, hi, 60) if opts.uses_log_axis and lo > 0 else np.linspace(lo, hi, 60)
     band = _psi_band(result, xs, 300, rng) if curve else None
     out["curve"] = {"x": xs.tolist(), "psi": np.asarray(result.psi(xs), dtype=float).tolist(),
@@ -473,33 +471,35 @@ def reach_short(reach: tuple[float, float]) -> list[str]:
                                       ("top", math.isfinite(high) and high < REACH)) if short])
 
 
-def reach_warnings(cond: str, reach: tuple[float, float], lapse: float, guess: float, quantile: float
-                   ) -> list[str]:
+def reach_notices(cond: str, reach: tuple[float, float], lapse: float, guess: float, quantile: float
+                  ) -> list[dict]:
     """Where the levels tested stop short of the curve's ends, the lapse (top) or guess (bottom) rate cannot be told
     from people's spread, and the population point leans on the curve's shape: the end-to-end validation's
-    design with its 75 % point near the top level came out 5-8 % low (docs/validation/e2e.md)."""
-    out = []
+    design with its 75 % point near the top level came out 5-8 % low (docs/validation/e2e.md). Notices
+    (analysis.reporting.notices): the pages word them."""
+    from analysis.reporting import notices
+
     low, high = reach
-    if math.isfinite(high) and high < REACH:
-        out.append(f"{cond}: at the highest level tested the average participant's curve is only "
-                   f"{100 * high:.0f} % of the way up, so the lapse rate ({lapse:.3f}) is estimated from the curve's "
-                   f"shape, and the {100 * quantile:g} % point may be off by more than its interval says; test "
-                   f"levels that reach further")
-    if math.isfinite(low) and low > 1 - REACH:
-        out.append(f"{cond}: at the lowest level tested the average participant's curve is already "
-                   f"{100 * low:.0f} % of the way up, so the guess rate ({guess:.3f}) is estimated from the curve's "
-                   f"shape, and the {100 * quantile:g} % point may be off by more than its interval says; test "
-                   f"levels that reach further")
-    return out
+    at = {"top": (high, lapse), "bottom": (low, guess)}
+    return [notices.reach(cond, end, *at[end], quantile) for end in ("top", "bottom") if end in reach_short(reach)]
 
 
-def bound_advice(name: str, value: float, bound: float, log_axis: bool) -> str:
-    """What a fit whose lapse or guess sits on its bound should try (shown with the fit)."""
-    tries = [] if log_axis else ["a log axis (analysis: {axis: log} in the block)"]
-    tries += ["more levels around the threshold", f"a wider {name} bound (analysis: {{{name}_max: ...}})"]
-    return (f"the {name} rate ended at {value:.3f}, at its bound {bound:g}: the curve does not fit the answers "
-            f"at the ends of the levels, and the misfit went into the {name} rate; try {', '.join(tries[:-1])} "
-            f"or {tries[-1]}")
+def bound_notices(cond: str, fitted: Mapping, bounds: Mapping[str, float], log_axis: bool, model: str
+                  ) -> list[dict]:
+    """A notice per rate of ``fitted`` that ended at its bound (``at_bound``): the page says what to try."""
+    from analysis.reporting import notices
+
+    return [notices.bound(cond, name, float(fitted[name]), float(bounds[name]), log_axis, model)
+            for name in fitted.get("at_bound") or []]
+
+
+def _notify(notices_out: list[dict], warnings: list[str], found: list[dict]) -> None:
+    """Adds ``found`` notices to ``notices_out`` (the pages word them) and their English to ``warnings`` (the plain
+    text of results.json)."""
+    from analysis.reporting import notices
+
+    notices_out += found
+    warnings += [notices.english(n) for n in found]
 
 
 def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float], None], *,
@@ -526,7 +526,7 @@ def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float],
         entry = {"block": d["block"], "level_name": d["level_name"], "unit": d["unit"],
                  "decreasing": d["decreasing"], "log_axis": log_axis, "axis_source": d.get("axis_source", ""),
                  "quantile": quantile, "lapse_max": opts.lapse_bounds[1], "guess_max": opts.guess_bounds[1],
-                 "conditions": [], "warnings": []}
+                 "conditions": [], "warnings": [], "notices": []}
         groups = [("pooled", d["data"])] + [(c, d["data"].loc[d["data"]["condition"] == c]) for c in d["order"]]
         if headline_only and len(d["order"]) > 1:
             groups = groups[1:]
@@ -540,6 +540,9 @@ def stage_psychometric(yn: list[dict], options: Options, tick: Callable[[float],
                 continue
             fitted["condition"] = str(cond)
             entry["warnings"] += [f"{cond}: {w}" for w in fitted.pop("warnings")]
+            _notify(entry["notices"], entry["warnings"], bound_notices(
+                str(cond), fitted, {"lapse": opts.lapse_bounds[1], "guess": opts.guess_bounds[1]},
+                opts.uses_log_axis, "pooled"))
             if cond == "pooled":
                 entry["pooled"] = fitted
             else:
@@ -565,7 +568,7 @@ def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
             continue
         log_axis = bool(d.get("log_axis", False))
         quantile = float(d.get("quantile", options.quantile))
-        rows, warnings = [], []
+        rows, warnings, notes = [], [], []
         for cond in d["order"]:
             g = d["data"].loc[d["data"]["condition"] == cond]
             tick(done / jobs)
@@ -605,11 +608,10 @@ def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
                                           f"{options.individual_max} set for this run")
                 row["individual_limit"] = options.individual_max
             rows.append(row)
-            for name in row["at_bound"]:
-                warnings.append(f"{cond}: population model: " + bound_advice(
-                    name, float(row[name]), float(d[f"{name}_max"]), log_axis))
+            _notify(notes, warnings, bound_notices(
+                str(cond), row, {"lapse": d["lapse_max"], "guess": d["guess_max"]}, log_axis, "population"))
             row["reach_short"] = reach_short(pop.reach)
-            warnings += reach_warnings(str(cond), pop.reach, pop.lapse, pop.guess, quantile)
+            _notify(notes, warnings, reach_notices(str(cond), pop.reach, pop.lapse, pop.guess, quantile))
         phrases = []
         if len(rows) > 1:
             table = pd.DataFrame(rows)
@@ -620,7 +622,8 @@ def stage_population(yn: list[dict], psychometric: list[dict], options: Options,
                     pass
         out.append({"block": d["block"], "level_name": d["level_name"], "unit": d["unit"],
                     "decreasing": d["decreasing"], "log_axis": log_axis, "axis_source": d.get("axis_source", ""),
-                    "quantile": quantile, "rows": rows, "phrases": phrases, "warnings": warnings})
+                    "quantile": quantile, "rows": rows, "phrases": phrases, "warnings": warnings,
+                    "notices": notes})
     return out
 
 

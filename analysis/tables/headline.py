@@ -101,6 +101,8 @@ def rows(results: Mapping[str, Any] | None) -> list[dict[str, Any]]:
                 "reach_high": _percent(r.get("population_reach_high")),
                 "population_lapse": number(r.get("lapse")),
                 "population_guess": number(r.get("guess")),
+                # the bound and reach warnings, as codes and formatted values: the page words them
+                "notices": _notices(r, fit, psy, bool(entry.get("log_axis")), share),
             })
         out.append({
             "block": block, "level_name": entry.get("level_name") or "level", "unit": unit,
@@ -112,6 +114,26 @@ def rows(results: Mapping[str, Any] | None) -> list[dict[str, Any]]:
                                if "at its bound" in w],
         })
     return out
+
+
+def _notices(row: Mapping[str, Any], fit: Mapping[str, Any], psy: Mapping[str, Any], log_axis: bool,
+             share: float) -> list[dict[str, Any]]:
+    """A condition's notices (analysis.reporting.notices), formatted: the pooled fit's rates at their bound (else
+    the population model's), and the ends of the curve the levels stop short of. Built from the row's own keys
+    (``at_bound``, ``reach_short``, ``population_reach_low/_high``), so a run stored before notices reads the same."""
+    from analysis.reporting import notices
+
+    cond = row.get("condition")
+    source, model = (fit, "pooled") if fit.get("at_bound") else (row, "population")
+    out = [notices.bound(cond, name, source[name], psy[f"{name}_max"], log_axis, model)
+           for name in source.get("at_bound") or []
+           if _num(source.get(name)) is not None and _num(psy.get(f"{name}_max")) is not None]
+    for end in row.get("reach_short") or []:
+        reach, value = (row.get("population_reach_high"), row.get("lapse")) if end == "top" else \
+            (row.get("population_reach_low"), row.get("guess"))
+        if _num(reach) is not None and _num(value) is not None:
+            out.append(notices.reach(cond, end, reach, value, share))
+    return [notices.shown(n) for n in out]
 
 
 # --- the numbers, unformatted ----------------------------------------------------------------------------------

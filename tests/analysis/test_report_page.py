@@ -117,3 +117,22 @@ def test_levels_that_stop_short_of_the_curves_top_are_flagged_in_the_report_in_e
     assert "一般参与者的曲线只升到 62 %，因此失误率（0.0810）" in chinese
     plain = report_page.render_html(spec=SPEC, results=results, figures=[], methods="M.", run={"id": 1})
     assert "reach-warning" not in plain or all(r.get("reach_short") for r in entry["rows"])
+
+
+def test_the_bound_and_reach_warnings_of_a_run_are_worded_in_the_reports_language_and_the_others_kept(results):
+    from analysis.reporting import notices
+
+    entry = results["population"][0]
+    notice = notices.reach(entry["rows"][0]["condition"], "top", 0.62, 0.081, entry["quantile"])
+    stored = {**results, "population": [{**entry, "notices": [notice],
+                                         "warnings": ["a warning no notice words", notices.english(notice)]}]}
+    english = report_page.render_html(spec=SPEC, results=stored, figures=[], methods="M.", run={"id": 1})
+    population = english.split('id="population"')[1].split("<h2")[0]
+    assert population.count('class="warn reach-warning"') == 1 and population.count('class="warn"') == 1
+    assert "a warning no notice words" in population
+    chinese = report_page.render_html(spec=SPEC, results=stored, figures=[], methods="M.", run={"id": 1},
+                                      language="zh-hans")
+    population = chinese.split('id="population"')[1].split("<h2")[0]
+    assert "一般参与者的曲线只升到 62 %，因此失误率（0.0810）" in population
+    assert notices.english(notice) not in chinese and "of the way up" not in chinese
+    assert "a warning no notice words" in population

@@ -205,6 +205,14 @@ def test_slow_motion_slows_the_whole_stream_clock_consistently(open_lab, speed):
           f"(normal {last_n['t_ms']:.0f} / {last_n['wall_ms']:.0f})")
 
 
+def _play_both(page) -> tuple[dict, dict]:
+    """Plays both variants to their end with the page's Play button: the player's results of a and b."""
+    page.click("#pg-play")
+    wait_js(page, "window.__playground.done", timeout=60_000, polling=200)
+    results = page.evaluate("window.__playground.results()")
+    return results["a"], results["b"]
+
+
 def test_strategy_options_are_generated_validated_and_reach_the_player_and_the_export(open_lab):
     bad = open_lab({"src": "demo", "n": "2", "a.render": "typewriter", "a.opt.charsPerSec": "0"}, raw=True)
     assert "a.opt.charsPerSec: must be a number > 0 and <= 100000, got '0'" in bad.text_content("#pg-errors")
@@ -224,10 +232,7 @@ def test_strategy_options_are_generated_validated_and_reach_the_player_and_the_e
     assert "charsPerSec: 200" in page.text_content("#pg-panel-a [data-role=export-module]")
     assert "maxBufferedMs: 150" in page.text_content("#pg-panel-b [data-role=export-module]")
 
-    page.click("#pg-play")
-    wait_js(page, "window.__playground.done", timeout=60_000, polling=200)
-    results = page.evaluate("window.__playground.results()")
-    a, b = results["a"], results["b"]
+    a, b = _play_both(page)
     assert a["strategyOptions"] == {"charsPerSec": 200} and b["strategyOptions"] == {"maxBufferedMs": 150}
     assert a["revealedText"] == SHORT
     # the whole text arrives within a few hundred ms; the typewriter then types it at 200 characters/s
@@ -267,10 +272,7 @@ def test_a_designer_types_a_sentence_regexp_and_a_locale_sees_bad_ones_by_the_fi
     assert "smoothStream({ chunking: /[.!?]\\s+/ })" in page.text_content("#pg-panel-a [data-role=export-ai-sdk]")
     assert 'locale: "zh"' in page.text_content("#pg-panel-b [data-role=export-module]")
 
-    page.click("#pg-play")
-    wait_js(page, "window.__playground.done", timeout=60_000, polling=200)
-    results = page.evaluate("window.__playground.results()")
-    a, b = results["a"], results["b"]
+    a, b = _play_both(page)
     assert a["strategyOptions"] == {"chunking": "regexp", "regexp": "[.!?]\\s+"}
     assert b["strategyOptions"] == {"locale": "zh"}
     assert a["revealedText"] == SHORT and b["revealedText"]

@@ -15,40 +15,15 @@ import struct
 import pytest
 from autobahn.websocket.protocol import WebSocketProtocol
 from daphne.server import Server
-from daphne.ws_protocol import WebSocketFactory
-from twisted.internet.testing import StringTransport
+from daphne_ws import open_protocol
 
 from pacelab import ws_fast_send
 from pacelab.ws_fast_send import SENT, FastSendMiddleware, FrameWriter
 
 
-class _DaphneServer:
-    """What ``Server.handle_reply`` reads of Daphne's server: its connections."""
-
-    check_headers_type = staticmethod(Server.check_headers_type)
-
-    def __init__(self) -> None:
-        self.connections: dict = {}
-
-
-def _open_protocol(**options):
-    """A Daphne websocket protocol from Daphne's own factory, opened, writing into memory."""
-    server = _DaphneServer()
-    factory = WebSocketFactory(server, server="test")
-    factory.setProtocolOptions(**{"allowNullOrigin": True, "maxMessagePayloadSize": 1 << 20, **options})
-    proto = factory.buildProtocol(None)
-    transport = StringTransport()
-    proto.makeConnection(transport)
-    proto.client_addr = ["127.0.0.1", 50000]
-    proto.state = WebSocketProtocol.STATE_OPEN
-    proto._perMessageCompress = None
-    server.connections[proto] = {}
-    return proto, transport, server
-
-
 def _via_asgi(text: str) -> bytes:
     """The bytes Daphne's ASGI path writes for one ``websocket.send`` of ``text``."""
-    proto, transport, server = _open_protocol()
+    proto, transport, server = open_protocol()
     coro = Server.handle_reply(server, proto, {"type": "websocket.send", "text": text})
     with pytest.raises(StopIteration):
         coro.send(None)
@@ -60,7 +35,7 @@ TEXTS = ["x", '{"seq":0,"text":"你好 👋"}', "a" * 125, "b" * 126, "c" * 6553
 
 @pytest.mark.parametrize("text", TEXTS, ids=lambda t: f"{len(t.encode())}B")
 def test_the_fast_path_writes_exactly_the_bytes_of_daphnes_asgi_path(text):
-    proto, transport, _ = _open_protocol()
+    proto, transport, _ = open_protocol()
     writer = FrameWriter(proto)
     assert writer.send_text(text) is SENT
     assert transport.value() == _via_asgi(text)
@@ -92,43 +67,43 @@ def _refused(proto, text: str = "hello") -> bool:
 
 
 def test_an_empty_text_is_left_to_daphne_which_sends_nothing_for_it():
-    proto, _, _ = _open_protocol()
+    proto, _, _ = open_protocol()
     assert _refused(proto, "") and _via_asgi("") == b""
 
 
 def test_it_steps_aside_when_the_socket_is_not_open():
     for state in (WebSocketProtocol.STATE_CONNECTING, WebSocketProtocol.STATE_CLOSING,
                   WebSocketProtocol.STATE_CLOSED):
-        proto, _, _ = _open_protocol()
+        proto, _, _ = open_protocol()
         proto.state = state
         assert _refused(proto)
 
 
 def test_it_steps_aside_for_compression_masking_logging_and_queued_writes():
-    proto, _, _ = _open_protocol()
+    proto, _, _ = open_protocol()
     proto._perMessageCompress = object()  # permessage-deflate negotiated
     assert _refused(proto)
-    proto, _, _ = _open_protocol(maskServerFrames=True)
+    proto, _, _ = open_protocol(maskServerFrames=True)
     assert _refused(proto)
-    proto, _, _ = _open_protocol()
+    proto, _, _ = open_protocol()
     proto.logFrames = True
     assert _refused(proto)
-    proto, _, _ = _open_protocol()
+    proto, _, _ = open_protocol()
     proto.send_queue.append((b"chopped", True))  # Autobahn's own queue must drain first, to keep the order
     assert _refused(proto)
-    proto, _, _ = _open_protocol()
+    proto, _, _ = open_protocol()
     assert not _refused(proto)
 
 
 def test_it_steps_aside_for_messages_autobahn_would_refuse_or_fragment():
-    proto, _, _ = _open_protocol(maxMessagePayloadSize=100)
+    proto, _, _ = open_protocol(maxMessagePayloadSize=100)
     assert _refused(proto, "x" * 101) and not _refused(proto, "x" * 100)
-    proto, _, _ = _open_protocol(autoFragmentSize=50)
+    proto, _, _ = open_protocol(autoFragmentSize=50)
     assert _refused(proto, "x" * 51) and not _refused(proto, "x" * 50)
 
 
 def test_only_daphnes_own_send_is_recognised():
-    proto, _, server = _open_protocol()
+    proto, _, server = open_protocol()
     daphne_send = functools.partial(Server.handle_reply.__get__(server), proto)
     assert ws_fast_send.daphne_protocol(daphne_send) is proto
 
@@ -146,7 +121,7 @@ def test_the_middleware_offers_a_writer_to_websockets_on_daphne_only():
     async def app(scope, receive, send):
         seen.append(scope)
 
-    proto, _, server = _open_protocol()
+    proto, _, server = open_protocol()
     daphne_send = functools.partial(Server.handle_reply.__get__(server), proto)
 
     async def other_send(message):

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from sim_frames import SPEC, frames  # noqa: E402
 
+from analysis.reporting import notices  # noqa: E402
 from analysis.stats import pipeline  # noqa: E402
 from analysis.stats.psychometric import FitOptions  # noqa: E402
 
@@ -182,11 +183,18 @@ def test_levels_that_stop_short_of_the_top_of_the_curve_are_flagged_with_the_lap
     assert row["rows"][0]["population_reach_high"] < pipeline.REACH
     assert row["rows"][0]["reach_short"] == ["top"]
     assert any("only" in w and "of the way up, so the lapse rate" in w for w in row["warnings"])
+    # stored as a code and its values, which the pages word (the warning is its English)
+    [notice] = [n for n in row["notices"] if n["code"] == "reach"]
+    assert notice == {"code": "reach", "condition": row["rows"][0]["condition"], "end": "top", "rate": "lapse",
+                      "reach": row["rows"][0]["population_reach_high"], "value": row["rows"][0]["lapse"],
+                      "quantile": row["quantile"]}
+    assert notices.english(notice) in row["warnings"]
     # levels on both sides of the thresholds: nothing to flag
     wide, spec = _acceptability(3, "acc", "rate", "rate", (2, 4, 8, 16, 32, 64, 128), 12, 4,
                                 lambda rate: 0.97 / (1 + np.exp(-(np.log(rate) - np.log(16)) * 3)))
     row = pipeline.run(wide, None, spec=spec, options=FAST)["population"][0]
     assert row["rows"][0]["reach_short"] == [] and not any("of the way up" in w for w in row["warnings"])
+    assert not any(n["code"] == "reach" for n in row["notices"])
 
 
 def test_psychometric_fits_get_one_row_per_level_and_participant_and_plot_one_point_per_level():
@@ -406,11 +414,16 @@ def test_a_lapse_that_ends_at_its_bound_is_flagged_with_what_to_try():
     psy = out["psychometric"][0]
     assert psy["pooled"]["at_bound"] == ["lapse"] and psy["lapse_max"] == 0.1
     advice = [w for w in psy["warnings"] if w.startswith("pooled: the lapse rate ended at")]
-    assert advice and "try a log axis" in advice[0] and "a wider lapse bound" in advice[0]
+    assert advice and "Try a log axis" in advice[0] and "or a wider bound (analysis: lapse_max" in advice[0]
+    pooled = [n for n in psy["notices"] if n["condition"] == "pooled"]
+    assert pooled == [{"code": "bound", "condition": "pooled", "model": "pooled", "rate": "lapse",
+                       "value": psy["pooled"]["lapse"], "bound": 0.1, "log_axis": False}]
+    assert [notices.english(n) for n in psy["notices"]] == [w for w in psy["warnings"] if "at its bound" in w]
     assert out["population"][0]["rows"][0]["at_bound"] == ["lapse"]
     population_advice = [w for w in out["population"][0]["warnings"]
-                         if "population model: the lapse rate ended at" in w]
-    assert population_advice and "a wider lapse bound" in population_advice[0]
+                         if "(population model): the lapse rate ended at" in w]
+    assert population_advice and "or a wider bound" in population_advice[0]
+    assert [n["model"] for n in out["population"][0]["notices"] if n["code"] == "bound"] == ["population"]
     assert pipeline._at_bound({"lapse": 0.189, "guess": 0.0}, 0.2, 0.2) == []
     assert pipeline._at_bound({"lapse": 0.19, "guess": 0.2}, 0.2, 0.2) == ["lapse", "guess"]
 

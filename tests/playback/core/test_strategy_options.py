@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from playback.core import playground, strategy_options
@@ -43,26 +45,46 @@ def test_bad_values_are_named_with_the_allowed_range(strategy, given, message):
     assert parsed.options == {}
 
 
-def test_a_declaration_must_be_strict_json_and_choices_must_hold_the_default():
+def test_a_module_without_a_declaration_has_no_options():
     assert strategy_options.read_declaration("export function createStrategy() {}") == {}
-    with pytest.raises(ValueError, match="x.js: OPTIONS must be strict JSON"):
-        strategy_options.read_declaration("export const OPTIONS = {\n  a: 1\n};\n", "x")
-    with pytest.raises(ValueError, match="the default 'z' is not one of its choices"):
-        strategy_options.read_declaration(
-            'export const OPTIONS = {"c": {"type": "choice", "default": "z", "choices": ["a"]}};', "x")
 
 
-def test_the_playground_url_carries_options_and_batch_keeps_its_own_key():
-    result = playground.parse({"src": "demo", "n": "2", "a.render": "chat-ui-smooth", "a.opt.maxBufferedMs": "200",
-                               "b.render": "batch", "b.opt.intervalMs": "40"})
+@pytest.mark.parametrize(("source", "message"), [
+    pytest.param("export const OPTIONS = {\n  a: 1\n};\n", "x.js: OPTIONS must be strict JSON",
+                 id="it-must-be-strict-json"),
+    pytest.param('export const OPTIONS = {"c": {"type": "choice", "default": "z", "choices": ["a"]}};',
+                 "x.js: option c: the default 'z' is not one of its choices", id="choices-must-hold-the-default"),
+    pytest.param('export const OPTIONS = {"r": {"type": "text", "default": 1}};',
+                 "x.js: option r: a text option needs a text default", id="a-text-needs-a-text-default"),
+    pytest.param('export const OPTIONS = {"r": {"type": "text", "default": "", "format": "email"}};',
+                 "x.js: option r: a text option needs a text default and a format",
+                 id="a-text-needs-a-known-format"),
+])
+def test_a_bad_declaration_is_refused_naming_the_file_and_the_option(source, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        strategy_options.read_declaration(source, "x")
+
+
+@pytest.mark.parametrize(("query", "variants", "params"), [
+    pytest.param({"a.render": "chat-ui-smooth", "a.opt.maxBufferedMs": "200",
+                  "b.render": "batch", "b.opt.intervalMs": "40"},
+                 ({"maxBufferedMs": 200.0}, {"intervalMs": 40.0}),
+                 {"a.opt.maxBufferedMs": "200", "b.batch_ms": "40", "b.opt.intervalMs": None},
+                 id="options-and-batch-keeps-its-own-key"),
+    pytest.param({"a.render": "ai-sdk-smooth", "a.opt.chunking": "regexp", "a.opt.regexp": "[.!?]\\s+",
+                  "b.render": "chat-ui-smooth", "b.opt.locale": "zh"},
+                 ({"chunking": "regexp", "regexp": "[.!?]\\s+"}, {"locale": "zh"}),
+                 {"a.opt.regexp": "[.!?]\\s+", "a.opt.chunking": "regexp", "b.opt.locale": "zh"},
+                 id="a-regexp-and-a-locale"),
+])
+def test_the_playground_url_carries_strategy_options_and_round_trips(query, variants, params):
+    """``params``: what the URL the page links to says (None: the key is absent)."""
+    result = playground.parse({"src": "demo", "n": "2", **query})
     assert result.errors == ()
-    a, b = result.config.variants
-    assert a.options == (("maxBufferedMs", 200.0),)
-    assert a.strategy_options() == {"maxBufferedMs": 200.0}
-    assert b.batch_ms == 40.0 and b.strategy_options() == {"intervalMs": 40.0}
-    params = playground.to_params(result.config)
-    assert params["a.opt.maxBufferedMs"] == "200" and params["b.batch_ms"] == "40"
-    assert playground.parse(params).config == result.config
+    assert tuple(v.strategy_options() for v in result.config.variants) == variants
+    written = playground.to_params(result.config)
+    assert {key: written.get(key) for key in params} == params
+    assert playground.parse(written).config == result.config
 
 
 def test_a_bad_option_in_the_url_is_reported_and_the_page_still_renders_with_the_default():
@@ -106,8 +128,6 @@ def test_a_bad_regexp_flags_or_locale_is_named_and_says_why(given, message):
 def test_every_option_a_strategy_reads_is_declared():
     """Nothing a strategy reads from `opts` is missing from its OPTIONS (isHidden is a hook for tests and
     embedders, a function, not a designer's option)."""
-    import re
-
     for path in sorted(strategy_options.STRATEGY_DIR.glob("*.js")):
         if path.stem in ("index", "boundary"):
             continue
@@ -115,24 +135,7 @@ def test_every_option_a_strategy_reads_is_declared():
         assert read <= set(strategy_options.specs(path.stem)), f"{path.stem}: undeclared {read}"
 
 
-def test_a_text_declaration_needs_a_text_default_and_a_known_format():
+def test_a_text_declaration_keeps_its_length_and_format():
     spec = strategy_options.read_declaration(
         'export const OPTIONS = {"r": {"type": "text", "default": "", "maxLength": 9, "format": "regexp"}};')["r"]
     assert (spec.type, spec.max_length, spec.format) == ("text", 9, "regexp")
-    with pytest.raises(ValueError, match="x.js: option r: a text option needs a text default"):
-        strategy_options.read_declaration('export const OPTIONS = {"r": {"type": "text", "default": 1}};', "x")
-    with pytest.raises(ValueError, match="x.js: option r: a text option needs a text default and a format"):
-        strategy_options.read_declaration(
-            'export const OPTIONS = {"r": {"type": "text", "default": "", "format": "email"}};', "x")
-
-
-def test_the_playground_url_round_trips_a_regexp_and_a_locale():
-    result = playground.parse({"src": "demo", "n": "2", "a.render": "ai-sdk-smooth", "a.opt.chunking": "regexp",
-                               "a.opt.regexp": "[.!?]\\s+", "b.render": "chat-ui-smooth", "b.opt.locale": "zh"})
-    assert result.errors == ()
-    a, b = result.config.variants
-    assert a.strategy_options() == {"chunking": "regexp", "regexp": "[.!?]\\s+"}
-    assert b.strategy_options() == {"locale": "zh"}
-    params = playground.to_params(result.config)
-    assert params["a.opt.regexp"] == "[.!?]\\s+"
-    assert playground.parse(params).config == result.config
