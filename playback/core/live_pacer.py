@@ -84,6 +84,7 @@ class SharedPacer:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
+        self._clock = loop.time
         self._heap = DeadlineHeap()
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = 0.0
@@ -160,20 +161,24 @@ class SharedPacer:
         if not stream.is_open():
             self._end(stream, "closed")
             return False
-        sent_ms = (self._loop.time() - stream.t0) * 1000.0
+        sent_ms = (self._clock() - stream.t0) * 1000.0
         try:
-            coro = stream.send(seq, sent_ms - due_ms)
-            pending = coro.send(None)  # type: ignore[attr-defined]
+            sending = stream.send(seq, sent_ms - due_ms)
+            if sending is not None:  # an awaitable: run it up to its end or its first suspension
+                pending = sending.send(None)  # type: ignore[attr-defined]
         except StopIteration:
-            stream.result.scheduled_ms.append(due_ms)
-            stream.result.sent_ms.append(sent_ms)
-            if seq == stream.last:
-                self._end(stream, "complete")
-            return True
+            sending = None
         except Exception:  # noqa: BLE001 - any failed send means the socket is gone: stop pacing it
             self._end(stream, "send failed")
             return False
-        task = self._loop.create_task(_finish_send(coro, pending), name="playback-pacer-send")  # type: ignore[arg-type]
+        if sending is None:  # written (at once, or run to its end above)
+            result = stream.result
+            result.scheduled_ms.append(due_ms)
+            result.sent_ms.append(sent_ms)
+            if seq == stream.last:
+                self._end(stream, "complete")
+            return True
+        task = self._loop.create_task(_finish_send(sending, pending), name="playback-pacer-send")  # type: ignore[arg-type]
         stream.in_flight = task
         task.add_done_callback(lambda t: self._sent_later(stream, t, seq, due_ms, sent_ms))
         return None
