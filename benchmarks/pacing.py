@@ -4,6 +4,8 @@ streams-per-process capacity at server p99 <= 5 ms.
 
     .venv/bin/python benchmarks/pacing.py --n 200,500 --seconds 20 --pacers shared,absolute
     .venv/bin/python benchmarks/pacing.py --n 20 --seconds 5 --no-capacity          # smoke test
+    .venv/bin/python benchmarks/pacing.py --n 500 --seconds 20 --pacers shared --slow-n 0 --no-aligned \
+        --no-capacity --py-spy var/pacing-profile                                   # the profile only
 
 Pacers (``--pacers``, a playback's ``config.pacer``): ``shared`` (the default for live playback: one pacer per
 process, one timer for every stream's next deadline, ``playback/core/live_pacer.py``), ``absolute`` (one task and
@@ -23,18 +25,29 @@ then that database (and REDIS_URL if set). Client lateness is measured at the cl
 lateness of a stream's last 10 frames minus that of its first 10 (median over streams, and the worst stream);
 server lateness is the ``late_ms`` the server reports for each send (when the send started, against the
 frame's deadline). Every socket connects and binds its playback first; the streams start together once all are
-ready (``--connect-s`` after launch), spread at random over ``--start-spread-s`` (default 1 s: N participants
-pressing start within one second; ``0.025`` puts every start within one token interval), so they also end
-within that window. Every frame of every stream counts, the start and close storms included; the connection
-storm is kept out of the streams (participants do not arrive 500 at once, and a handshake is not pacing), and a
-socket that was not ready by then is reported. The clients run in ``--client-procs``
-processes so they are not the bottleneck; on a small machine they share the cores with the server, so they
-(and this process, which gathers their results) run at a lower priority: niced (``--client-nice``, default 10)
-and in the ``SCHED_IDLE`` class (``--no-client-idle`` to turn it off), which the kernel preempts as soon as the
-server wakes up, as if the clients ran on another machine; ``--client-nice 0 --no-client-idle`` lets them
-compete. ``busy`` is how much of the machine's CPU the run used and ``steal`` how much the hypervisor
-took: on a shared virtual machine a run with several % steal shows tens of ms that are not the server's; ``load``
-is the machine's 1-minute load average at the end of the row (other jobs on the same cores).
+ready (``--connect-s`` after launch), each at a uniformly random instant within ``--start-spread-s`` (default
+1 s: N participants pressing start within one second; since that is 40 token intervals, the streams' frames
+fall due at independent phases, as real participants' would). The ``shared/aligned`` row (``--aligned``, at the
+largest N) starts every stream at the same instant instead: every stream's frames then fall due together, and
+the last frame of each burst waits for the N-1 before it whatever the code does; the worst case, not a
+participant's. Every frame of every stream counts, the start and close storms included; the connection storm is
+kept out of the streams (participants do not arrive 500 at once, and a handshake is not pacing), and a socket
+that was not ready by then is reported.
+
+The clients (``--client raw``, benchmarks/ws_client.py) are a minimal asyncio protocol that timestamps each
+received chunk and decodes the messages only after the run (``--client websockets``: the websockets library and
+``json.loads`` per message, several times the CPU). They run in ``--client-procs`` processes; on a small
+machine they share the cores with the server, so they (and this process, which gathers their results) run at a
+lower priority: niced (``--client-nice``, default 10) and in the ``SCHED_IDLE`` class (``--no-client-idle`` to
+turn it off), which the kernel preempts as soon as the server wakes up, as if the clients ran on another
+machine; ``--client-nice 0 --no-client-idle`` lets them compete. With ``--pin`` (the default, on two or more
+cores) the server and the bare loop run on the first core and the clients on the others (the header says so):
+on a shared machine other jobs may still land on the server's core, so compare with ``--no-pin`` there.
+``us/frame`` is the server process's CPU per frame while every stream plays (after the last start, before the
+first end: pacing alone, no handshakes; for the bare rows the whole row). ``busy`` is how much of the machine's
+CPU the run used and ``steal`` how much the hypervisor took: on a shared virtual machine a run with several %
+steal shows tens of ms that are not the server's; ``load`` is the machine's 1-minute load average at the end
+of the row (other jobs on the same cores).
 """
 
 from __future__ import annotations
