@@ -44,7 +44,8 @@ machine; ``--client-nice 0 --no-client-idle`` lets them compete. With ``--pin`` 
 cores) the server and the bare loop run on the first core and the clients on the others (the header says so):
 on a shared machine other jobs may still land on the server's core, so compare with ``--no-pin`` there.
 ``us/frame`` is the server process's CPU per frame while every stream plays (after the last start, before the
-first end: pacing alone, no handshakes; for the bare rows the whole row). ``busy`` is how much of the machine's
+first end: pacing alone, no handshakes; for the bare rows the whole row); ``client`` is the client processes' CPU
+per frame (connecting and playing, not the decoding after the run). ``busy`` is how much of the machine's
 CPU the run used and ``steal`` how much the hypervisor took: on a shared virtual machine a run with several %
 steal shows tens of ms that are not the server's; ``load`` is the machine's 1-minute load average at the end
 of the row (other jobs on the same cores).
@@ -261,7 +262,9 @@ def _client_worker(url: str, tokens: list[tuple[str, bool]], spread_s: float, ni
         return await asyncio.gather(*(_one_stream(url, t, start_at + random.uniform(0, spread_s),
                                                   stall_s if slow else None, client) for t, slow in tokens))
 
-    return [_decoded(s) for s in asyncio.run(run())]
+    streams = asyncio.run(run())
+    playing = time.process_time()  # the client's CPU while the streams played (decoding comes after)
+    return [_decoded(s) for s in streams] + [{"client_cpu_s": playing}]
 
 
 def _drift(late: list[float]) -> float:
@@ -350,16 +353,18 @@ class Bare:
 
 HEADER = (f"{'pacer':<15}{'N':>5}{'complete':>10} | {'client p50':>10}{'p99':>8}{'max':>8}"
           f"{'drift':>8}{'drift max':>10} | {'server p50':>10}{'p99':>8}{'max':>8}{'x bare':>8} |"
-          f"{'us/frame':>9} | {'busy':>5}{'steal':>7}{'load':>6}")
+          f"{'us/frame':>9}{'client':>7} | {'busy':>5}{'steal':>7}{'load':>6}")
 
 
 def _row(name: str, n: int, r: dict, bare_p99: float | None) -> str:
     ratio = f"{r['s99'] / bare_p99:>8.1f}" if bare_p99 and name != "bare" else f"{'':>8}"
     client = (f"{r['c50']:>10.1f}{r['c99']:>8.1f}{r['cmax']:>8.1f}" if "c50" in r else f"{'-':>10}{'-':>8}{'-':>8}")
     done = f"{r['complete']}/{n}"
+    client_us = f"{r['client_us']:>7.1f}" if "client_us" in r else f"{'-':>7}"
     return (f"{name:<15}{n:>5}{done:>10} | {client}{r['drift']:>8.1f}"
             f"{r['drift_max']:>10.1f} | {r['s50']:>10.1f}{r['s99']:>8.1f}{r['smax']:>8.1f}{ratio}"
-            f"{r.get('pace_us', r['cpu_us']):>9.1f} | {r['busy']:>4.0f}%{r['steal']:>6.1f}%{r['load']:>6.2f}")
+            f"{r.get('pace_us', r['cpu_us']):>9.1f}{client_us} | {r['busy']:>4.0f}%{r['steal']:>6.1f}%"
+            f"{r['load']:>6.2f}")
 
 
 def _process_cpu_s(pid: int) -> float:
@@ -423,7 +428,10 @@ def _run_streams(url: str, tokens: list[tuple[str, bool]], args, seconds: float,
                            [args.client_nice] * procs, [start_at] * procs, [args.client_idle] * procs,
                            [stall_s] * procs, [args.client] * procs, [args.client_cpus] * procs)
         streams = [s for chunk in results for s in chunk]
+    client_cpu = sum(s.pop("client_cpu_s") for s in streams if "client_cpu_s" in s)
+    streams = [s for s in streams if s]
     summary = _summarise(streams, int(seconds * args.rate))
+    summary["client_us"] = 1e6 * client_cpu / max(1, n * int(seconds * args.rate))
     if playing is not None:
         playing["thread"].join()
         if playing.get("s"):
