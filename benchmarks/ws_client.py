@@ -79,7 +79,7 @@ class RawStream(asyncio.Protocol):
         self._scan(now)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if not self.done.done():
+        if not self.done.done():  # a ConnectionError is an OSError: ``play`` may try again
             self.done.set_exception(ConnectionError(f"connection lost in state {self.state}: {exc}"))
 
     # --- messages ---------------------------------------------------------------------------------------
@@ -158,12 +158,22 @@ class RawStream(asyncio.Protocol):
         return {"t_ms": t_ms, "arrival": arrival, "server_late": late, "end": end, "late_ready": self.late_ready}
 
 
-async def play(url: str, token: str, start_at: float) -> RawStream:
-    """Connect, bind ``token``, start at ``start_at`` and return once the stream ended (raises on failure)."""
+async def play(url: str, token: str, start_at: float, attempts: int = 5) -> RawStream:
+    """Connect, bind ``token``, start at ``start_at`` and return once the stream ended (raises on failure). A
+    connection refused or reset before the handshake completed (hundreds of sockets connecting at once can
+    overflow the server's accept queue) is tried again after a short pause, as a browser would."""
     rest = url.split("//", 1)[1]
     hostport, _, path = rest.partition("/")
     host, port = hostport.split(":")
-    stream = RawStream(host, int(port), "/" + path, token, start_at)
-    await asyncio.get_running_loop().create_connection(lambda: stream, host, int(port))
-    await stream.done
-    return stream
+    loop = asyncio.get_running_loop()
+    for attempt in range(attempts):
+        stream = RawStream(host, int(port), "/" + path, token, start_at)
+        try:
+            await loop.create_connection(lambda s=stream: s, host, int(port))
+            await stream.done
+            return stream
+        except OSError:
+            if stream.state != "handshake" or attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
