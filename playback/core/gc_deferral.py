@@ -1,10 +1,13 @@
 """Postpone the garbage collector's full passes while live streams play, for a bounded time.
 
 Why: a full (generation 2) pass walks every tracked object of the process and stops the event loop for its whole
-length. A Daphne process holding 500 live sockets has enough objects for that to take 50-120 ms here (measured
-with a ``gc.callbacks`` probe during benchmarks/pacing.py at 500 streams, issue 44), and closing sockets is what
-usually sets one off: the pass lands on the streams still playing, tens of ms late each. Young passes
-(generations 0 and 1) stay as they are: they are short and keep the young objects' garbage in check.
+length. A Daphne process holding 500 live sockets has enough objects for that to take 80-200 ms of wall time
+here (a ``gc.callbacks`` probe during benchmarks/pacing.py at 500 streams, issue 44, on a loaded machine), and
+the garbage of closing sockets is what sets one off: with sockets coming and going while others play (a study's
+normal day) such a pass lands on the streams still playing, every due frame as late as the pass is long. In the
+benchmark's probed runs it came only after the last stream had ended, so there this is a guard, not a measured
+gain. Young passes (generations 0 and 1) stay as they are: they are short and keep the young objects' garbage
+in check.
 
 How: while at least one live stream plays, the collector's third threshold is raised out of reach, so it never
 starts a full pass by itself. The owner calls ``check(now)`` from its timer: once ``max_defer_s`` has gone by
