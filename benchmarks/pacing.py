@@ -4,6 +4,8 @@ streams-per-process capacity at server p99 <= 5 ms.
 
     .venv/bin/python benchmarks/pacing.py --n 200,500 --seconds 20 --pacers shared,absolute
     .venv/bin/python benchmarks/pacing.py --n 20 --seconds 5 --no-capacity          # smoke test
+    .venv/bin/python benchmarks/pacing.py --n 500 --seconds 20 --pacers shared --slow-n 0 --no-aligned \
+        --no-capacity --py-spy var/pacing-profile                                   # the profile only
 
 Pacers (``--pacers``, a playback's ``config.pacer``): ``shared`` (the default for live playback: one pacer per
 process, one timer for every stream's next deadline, ``playback/core/live_pacer.py``), ``absolute`` (one task and
@@ -23,18 +25,30 @@ then that database (and REDIS_URL if set). Client lateness is measured at the cl
 lateness of a stream's last 10 frames minus that of its first 10 (median over streams, and the worst stream);
 server lateness is the ``late_ms`` the server reports for each send (when the send started, against the
 frame's deadline). Every socket connects and binds its playback first; the streams start together once all are
-ready (``--connect-s`` after launch), spread at random over ``--start-spread-s`` (default 1 s: N participants
-pressing start within one second; ``0.025`` puts every start within one token interval), so they also end
-within that window. Every frame of every stream counts, the start and close storms included; the connection
-storm is kept out of the streams (participants do not arrive 500 at once, and a handshake is not pacing), and a
-socket that was not ready by then is reported. The clients run in ``--client-procs``
-processes so they are not the bottleneck; on a small machine they share the cores with the server, so they
-(and this process, which gathers their results) run at a lower priority: niced (``--client-nice``, default 10)
-and in the ``SCHED_IDLE`` class (``--no-client-idle`` to turn it off), which the kernel preempts as soon as the
-server wakes up, as if the clients ran on another machine; ``--client-nice 0 --no-client-idle`` lets them
-compete. ``busy`` is how much of the machine's CPU the run used and ``steal`` how much the hypervisor
-took: on a shared virtual machine a run with several % steal shows tens of ms that are not the server's; ``load``
-is the machine's 1-minute load average at the end of the row (other jobs on the same cores).
+ready (``--connect-s`` after launch), each at a uniformly random instant within ``--start-spread-s`` (default
+1 s: N participants pressing start within one second; since that is 40 token intervals, the streams' frames
+fall due at independent phases, as real participants' would). The ``shared/aligned`` row (``--aligned``, at the
+largest N) starts every stream at the same instant instead: every stream's frames then fall due together, and
+the last frame of each burst waits for the N-1 before it whatever the code does; the worst case, not a
+participant's. Every frame of every stream counts, the start and close storms included; the connection storm is
+kept out of the streams (participants do not arrive 500 at once, and a handshake is not pacing), and a socket
+that was not ready by then is reported.
+
+The clients (``--client raw``, benchmarks/ws_client.py) are a minimal asyncio protocol that timestamps each
+received chunk and decodes the messages only after the run (``--client websockets``: the websockets library and
+``json.loads`` per message, several times the CPU). They run in ``--client-procs`` processes; on a small
+machine they share the cores with the server, so they (and this process, which gathers their results) run at a
+lower priority: niced (``--client-nice``, default 10) and in the ``SCHED_IDLE`` class (``--no-client-idle`` to
+turn it off), which the kernel preempts as soon as the server wakes up, as if the clients ran on another
+machine; ``--client-nice 0 --no-client-idle`` lets them compete. With ``--pin`` (the default, on two or more
+cores) the server and the bare loop run on the first core and the clients on the others (the header says so):
+on a shared machine other jobs may still land on the server's core, so compare with ``--no-pin`` there.
+``us/frame`` is the server process's CPU per frame while every stream plays (after the last start, before the
+first end: pacing alone, no handshakes; for the bare rows the whole row); ``client`` is the client processes' CPU
+per frame (connecting and playing, not the decoding after the run). ``busy`` is how much of the machine's
+CPU the run used and ``steal`` how much the hypervisor took: on a shared virtual machine a run with several %
+steal shows tens of ms that are not the server's; ``load`` is the machine's 1-minute load average at the end
+of the row (other jobs on the same cores).
 """
 
 from __future__ import annotations
@@ -55,6 +69,8 @@ import time
 import urllib.request
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+import ws_client  # benchmarks/ws_client.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -145,15 +161,23 @@ def _create_playbacks(n: int, seconds: float, rate: float, pacer: str, slow: int
              k >= n - slow) for k in range(n)]
 
 
-async def _one_stream(url: str, token: str, start_at: float, stall_s: float | None = None) -> dict:
-    """One participant's socket; a failed connection is reported (not raised) so the run still prints."""
+async def _one_stream(url: str, token: str, start_at: float, stall_s: float | None = None,
+                      client: str = "raw") -> dict:
+    """One participant's socket; a failed connection is reported (not raised) so the run still prints. A raw
+    client's messages are decoded later (``_decoded``), once every stream of its process has ended."""
     try:
         if stall_s is not None:
             return await _play_stalled(url, token, start_at, stall_s)
+        if client == "raw":
+            return {"raw": await ws_client.play(url, token, start_at)}
         return await _play_one(url, token, start_at)
     except Exception as exc:  # noqa: BLE001 - any failure is one incomplete stream in the table
         return {"t_ms": [], "arrival": [], "server_late": [], "end": {"error": f"{type(exc).__name__}: {exc}"},
                 "slow": stall_s is not None}
+
+
+def _decoded(stream: dict) -> dict:
+    return stream["raw"].result() if "raw" in stream else stream
 
 
 async def _start_when(ws, start_at: float) -> bool:
@@ -228,14 +252,19 @@ def _yield_cpu(nice: int, idle: bool) -> None:
 
 
 def _client_worker(url: str, tokens: list[tuple[str, bool]], spread_s: float, nice: int = 0, start_at: float = 0.0,
-                   idle: bool = True, stall_s: float = 0.0) -> list[dict]:
+                   idle: bool = True, stall_s: float = 0.0, client: str = "raw",
+                   cpus: frozenset[int] | None = None) -> list[dict]:
     _yield_cpu(nice, idle)  # the load generator yields the shared cores to the server under test
+    if cpus:
+        os.sched_setaffinity(0, cpus)
 
     async def run() -> list[dict]:
         return await asyncio.gather(*(_one_stream(url, t, start_at + random.uniform(0, spread_s),
-                                                  stall_s if slow else None) for t, slow in tokens))
+                                                  stall_s if slow else None, client) for t, slow in tokens))
 
-    return asyncio.run(run())
+    streams = asyncio.run(run())
+    playing = time.process_time()  # the client's CPU while the streams played (decoding comes after)
+    return [_decoded(s) for s in streams] + [{"client_cpu_s": playing}]
 
 
 def _drift(late: list[float]) -> float:
@@ -322,18 +351,20 @@ class Bare:
 
 # --- the table ------------------------------------------------------------------------------------------------
 
-HEADER = (f"{'pacer':<13}{'N':>5}{'complete':>10} | {'client p50':>10}{'p99':>8}{'max':>8}"
+HEADER = (f"{'pacer':<15}{'N':>5}{'complete':>10} | {'client p50':>10}{'p99':>8}{'max':>8}"
           f"{'drift':>8}{'drift max':>10} | {'server p50':>10}{'p99':>8}{'max':>8}{'x bare':>8} |"
-          f"{'us/frame':>9} | {'busy':>5}{'steal':>7}{'load':>6}")
+          f"{'us/frame':>9}{'client':>7} | {'busy':>5}{'steal':>7}{'load':>6}")
 
 
 def _row(name: str, n: int, r: dict, bare_p99: float | None) -> str:
     ratio = f"{r['s99'] / bare_p99:>8.1f}" if bare_p99 and name != "bare" else f"{'':>8}"
     client = (f"{r['c50']:>10.1f}{r['c99']:>8.1f}{r['cmax']:>8.1f}" if "c50" in r else f"{'-':>10}{'-':>8}{'-':>8}")
     done = f"{r['complete']}/{n}"
-    return (f"{name:<13}{n:>5}{done:>10} | {client}{r['drift']:>8.1f}"
+    client_us = f"{r['client_us']:>7.1f}" if "client_us" in r else f"{'-':>7}"
+    return (f"{name:<15}{n:>5}{done:>10} | {client}{r['drift']:>8.1f}"
             f"{r['drift_max']:>10.1f} | {r['s50']:>10.1f}{r['s99']:>8.1f}{r['smax']:>8.1f}{ratio}"
-            f"{r['cpu_us']:>9.1f} | {r['busy']:>4.0f}%{r['steal']:>6.1f}%{r['load']:>6.2f}")
+            f"{r.get('pace_us', r['cpu_us']):>9.1f}{client_us} | {r['busy']:>4.0f}%{r['steal']:>6.1f}%"
+            f"{r['load']:>6.2f}")
 
 
 def _process_cpu_s(pid: int) -> float:
@@ -359,21 +390,53 @@ def _measured(fn, *a, pid: int, frames: int) -> tuple[dict, list[dict]]:
     return r, streams
 
 
+def _cpu_while_playing(pid: int, start: float, stop: float) -> dict:
+    """Process ``pid``'s CPU seconds between ``start`` and ``stop`` (monotonic), read from a thread of its own:
+    filled in as {"s": wall seconds, "cpu": CPU seconds} once ``stop`` has passed."""
+    import threading
+
+    out: dict = {}
+
+    def read() -> None:
+        time.sleep(max(0.0, start - time.monotonic()))
+        t0, c0 = time.monotonic(), _process_cpu_s(pid)
+        time.sleep(max(0.0, stop - time.monotonic()))
+        out.update(s=time.monotonic() - t0, cpu=_process_cpu_s(pid) - c0)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    out["thread"] = thread
+    return out
+
+
 def _run_streams(url: str, tokens: list[tuple[str, bool]], args, seconds: float,
-                 profile: tuple[int, Path] | None = None) -> tuple[dict, list[dict]]:
+                 profile: tuple[int, Path] | None = None, spread_s: float | None = None,
+                 server_pid: int | None = None) -> tuple[dict, list[dict]]:
     n = len(tokens)
+    spread_s = args.start_spread_s if spread_s is None else spread_s
     procs = max(1, min(args.client_procs, n))
     chunks = [tokens[i::procs] for i in range(procs)]
     start_at = time.monotonic() + (args.connect_s if args.connect_s is not None else 2 + n / 100)
     if profile is not None:
-        _profile_later(profile[0], profile[1], start_at + args.start_spread_s, seconds)
-    stall_s = seconds + args.start_spread_s + 2.0  # the stalled client reads again once the others have ended
+        _profile_later(profile[0], profile[1], start_at + spread_s, seconds)
+    # the server's CPU while every stream plays (all started, none ended yet): pacing alone, no handshakes
+    playing = (_cpu_while_playing(server_pid, start_at + spread_s + 0.2, start_at + seconds - 0.2)
+               if server_pid and seconds - spread_s > 1.0 else None)
+    stall_s = seconds + spread_s + 2.0  # the stalled client reads again once the others have ended
     with ProcessPoolExecutor(procs) as pool:
-        results = pool.map(_client_worker, [url] * procs, chunks, [args.start_spread_s] * procs,
+        results = pool.map(_client_worker, [url] * procs, chunks, [spread_s] * procs,
                            [args.client_nice] * procs, [start_at] * procs, [args.client_idle] * procs,
-                           [stall_s] * procs)
+                           [stall_s] * procs, [args.client] * procs, [args.client_cpus] * procs)
         streams = [s for chunk in results for s in chunk]
-    return _summarise(streams, int(seconds * args.rate)), streams
+    client_cpu = sum(s.pop("client_cpu_s") for s in streams if "client_cpu_s" in s)
+    streams = [s for s in streams if s]
+    summary = _summarise(streams, int(seconds * args.rate))
+    summary["client_us"] = 1e6 * client_cpu / max(1, n * int(seconds * args.rate))
+    if playing is not None:
+        playing["thread"].join()
+        if playing.get("s"):
+            summary["pace_us"] = 1e6 * playing["cpu"] / (n * args.rate * playing["s"])
+    return summary, streams
 
 
 def _normal_priority() -> None:
@@ -489,6 +552,15 @@ def _parser() -> argparse.ArgumentParser:
                         help="niceness of the client processes (0: compete with the server for the cores)")
     parser.add_argument("--start-spread-s", type=float, default=1.0,
                         help="the streams start at random within this many seconds of each other")
+    parser.add_argument("--aligned", action=argparse.BooleanOptionalAction, default=True,
+                        help="one more row at the largest N, shared pacer, with every stream started at the same "
+                             "instant (the worst case: every stream's frames fall due together)")
+    parser.add_argument("--client", choices=("raw", "websockets"), default="raw",
+                        help="raw: a minimal client that timestamps chunks and decodes them after the run "
+                             "(benchmarks/ws_client.py); websockets: the websockets library, json per message")
+    parser.add_argument("--pin", action=argparse.BooleanOptionalAction, default=True,
+                        help="pin the server (and the bare loop) to the first core and the clients to the others "
+                             "(when there are at least two)")
     parser.add_argument("--client-idle", action=argparse.BooleanOptionalAction, default=True,
                         help="run the clients in the SCHED_IDLE class (preempted at once by the server)")
     parser.add_argument("--pacers", default="shared,absolute",
@@ -512,6 +584,22 @@ def _parser() -> argparse.ArgumentParser:
                              "largest N, write the raw stacks to DIR and print a summary")
     parser.add_argument("--bare-server", action="store_true", help=argparse.SUPPRESS)
     return parser
+
+
+def _pin(args, server_pids: list[int]) -> str:
+    """With ``--pin`` on a machine of two or more cores: the server's process (every thread) and the bare loop on
+    the first core, the clients (``args.client_cpus``) and this process on the others. Says so for the header."""
+    args.client_cpus = None
+    cpus = sorted(os.sched_getaffinity(0))
+    if not args.pin or len(cpus) < 2:
+        return ""
+    server, clients = {cpus[0]}, frozenset(cpus[1:])
+    for pid in server_pids:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            os.sched_setaffinity(int(tid), server)
+    os.sched_setaffinity(0, clients)
+    args.client_cpus = clients
+    return f" (server pinned to core {cpus[0]}, clients to {','.join(map(str, sorted(clients)))})"
 
 
 def _raise_fd_limit() -> None:
@@ -549,6 +637,8 @@ def main(argv: list[str] | None = None) -> int:
             plan += [(n, p, p, _create_playbacks(n, args.seconds, args.rate, p)) for p in pacers]
             if n in slow_sizes:
                 plan.append((n, "shared", "shared/slow1", _create_playbacks(n, args.seconds, args.rate, "shared", 1)))
+            if args.aligned and n == max(sizes):
+                plan.append((n, "shared", "shared/aligned", _create_playbacks(n, args.seconds, args.rate, "shared")))
         pool = (_create_playbacks(args.capacity_max, args.capacity_seconds, args.rate, "shared")
                 if args.capacity else [])
         connections.close_all()
@@ -556,18 +646,23 @@ def main(argv: list[str] | None = None) -> int:
         log = Path(tmp) / "daphne.log"
         daphne = _start_daphne(port, env, log)
         bare = Bare() if args.bare else None
+        pinned = _pin(args, [daphne.pid] + ([bare.proc.pid] if bare else []))
         _yield_cpu(args.client_nice, args.client_idle)  # this process gathers the clients' results: it yields too
         url = f"ws://127.0.0.1:{port}/ws/playback/"
         mode = "PostgreSQL" if os.environ.get("DATABASE_URL") else "embedded (SQLite)"
         print(f"{args.rate:g} tokens/s, {args.seconds:g} s streams, one Daphne process, {mode}, "
-              f"{args.client_procs} client process(es), {os.cpu_count()} cores, load average "
+              f"{args.client_procs} {args.client} client process(es), {os.cpu_count()} cores{pinned}, load average "
               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; lateness in ms")
+        print(f"streams start at random within {args.start_spread_s:g} s of each other (uniform"
+              f"{', so their frames fall due at independent instants' if args.start_spread_s >= 1 / args.rate else ''})"
+              + ("; the shared/aligned row starts them all at the same instant" if args.aligned else ""))
         print(HEADER)
         print("-" * len(HEADER))
         try:
             bare_p99: dict[int, float] = {}
             profiles: list[tuple[str, int, Path]] = []
             for n, _pacer, name, tokens in plan:
+                spread = 0.0 if name.endswith("/aligned") else None
                 if bare is not None and args.bare and n not in bare_p99:
                     r, _ = _measured(bare.run, n, args.seconds, args.rate, args.start_spread_s,
                                      pid=bare.proc.pid, frames=n * int(args.seconds * args.rate))
@@ -575,8 +670,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(_row("bare", n, r, None), flush=True)
                 profile = (daphne.pid, Path(args.py_spy) / f"{name.replace('/', '-')}-{n}.txt") if (
                     args.py_spy and n == max(sizes) and _py_spy()) else None
-                r, streams = _measured(_run_streams, url, tokens, args, args.seconds, profile, pid=daphne.pid,
-                                       frames=n * int(args.seconds * args.rate))
+                r, streams = _measured(_run_streams, url, tokens, args, args.seconds, profile, spread, daphne.pid,
+                                       pid=daphne.pid, frames=n * int(args.seconds * args.rate))
                 print(_row(name, n, r, bare_p99.get(n)), flush=True)
                 for line in _notes(streams, log):
                     print(line)
@@ -601,7 +696,8 @@ def _print_capacity(args, sizes: list[int], url: str, pool: list[tuple[str, bool
           f"{args.capacity_p99_ms:g} ms with every stream complete")
 
     def probe(n: int) -> dict:
-        r, streams = _measured(_run_streams, url, pool[:n], args, args.capacity_seconds, pid=daphne_pid,
+        r, streams = _measured(_run_streams, url, pool[:n], args, args.capacity_seconds, None, None, daphne_pid,
+                               pid=daphne_pid,
                                frames=n * int(args.capacity_seconds * args.rate))
         print(_row("shared", n, r, None), flush=True)
         for line in _notes(streams, log):

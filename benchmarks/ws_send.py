@@ -10,6 +10,10 @@ Twisted transport so that only Python's share is timed, no system call):
   ``Server.handle_reply`` driven to its end (Daphne's connection check, ``handle_reply``, ``serverSend``,
   Autobahn's ``sendMessage``, ``sendFrame``, ``sendData``) — the path every frame took before issue 44's fast path;
 - ``fast send``: ``pacelab.ws_fast_send.FrameWriter.send_text`` (the checks, the encode, the header, the write);
+- ``consumer, text``: a live frame as the playback consumer wrote it before: the head string plus the send-time
+  tail formatted as text, ``send_text``, and the already-done awaitable run by the pacer (a StopIteration);
+- ``consumer, prepared``: a live frame as it writes it now: the tail formatted as bytes in its fixed width and
+  ``send_prepared`` with the frame prepared (header included) when the socket bound; nothing returned;
 - ``transport.write``: the prepared frame's bytes written to the transport, the floor.
 
 ``x floor`` divides by the last row. Add the kernel's share (one ``send`` system call per message, the same on
@@ -49,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     from daphne.server import Server
     from daphne_ws import open_protocol
 
-    from pacelab.ws_fast_send import FrameWriter, _header
+    from pacelab.ws_fast_send import FrameWriter, _header, prepared_frame
+    from playback.core import protocol
 
     proto, transport, server = open_protocol("bench")
     handle_reply = Server.handle_reply  # looked up once, outside the timed loop
@@ -75,15 +80,34 @@ def main(argv: list[str] | None = None) -> int:
     writer.send_text(text)
     assert transport.value() == via_asgi == prepared, "the fast path's bytes differ from Daphne's"
 
+    frame = protocol.Frame(7, 175.0, "x" * max(1, args.bytes - 120), "content", 1)
+    head = protocol.frame_head(frame)
+    wire = prepared_frame(head.encode(), protocol.FRAME_TAIL_LEN)
+    tail_fmt, tail_len = protocol.FRAME_TAIL, protocol.FRAME_TAIL_LEN
+
+    def consumer_text() -> None:
+        sent = writer.send_text(head + protocol.frame_tail(sent_ms=time.time_ns() / 1e6, late_ms=0.25))
+        try:
+            sent.send(None)
+        except StopIteration:
+            pass
+
+    def consumer_prepared() -> None:
+        tail = tail_fmt % (time.time_ns() / 1e6, 0.25)
+        if len(tail) == tail_len:
+            writer.send_prepared(wire, tail)
+
     rows = [("asgi send", _per_call_us(asgi, transport, args.n)),
             ("fast send", _per_call_us(fast, transport, args.n)),
+            ("consumer, text", _per_call_us(consumer_text, transport, args.n)),
+            ("consumer, prepared", _per_call_us(consumer_prepared, transport, args.n)),
             ("transport.write", _per_call_us(lambda: transport.write(prepared), transport, args.n))]
     floor = rows[-1][1]
     print(f"one {len(prepared)}-byte text message on a Daphne websocket, Python's share (no system call), "
           f"best of 5 x {args.n}")
-    print(f"{'path':<18}{'us/message':>12}{'x floor':>9}")
+    print(f"{'path':<20}{'us/message':>12}{'x floor':>9}")
     for name, us in rows:
-        print(f"{name:<18}{us:>12.2f}{us / floor:>9.1f}")
+        print(f"{name:<20}{us:>12.2f}{us / floor:>9.1f}")
     return 0
 
 

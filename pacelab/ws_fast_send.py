@@ -62,6 +62,25 @@ class _Sent:
 SENT = _Sent()
 
 
+def socket_send(sock: Any, data: bytes) -> int:
+    """``sock.send(data)``: a function of its own only so that a profile (py-spy, benchmarks/pacing.py) shows the
+    system call apart from the Python around it."""
+    return sock.send(data)
+
+
+def prepared_frame(head: bytes, tail_len: int) -> bytes:
+    """A text frame prepared ahead of its send: the header for a payload of ``head`` plus a tail of exactly
+    ``tail_len`` bytes that is only known at send time, then ``head``. ``FrameWriter.send_prepared(frame, tail)``
+    completes it with one write."""
+    return _header(len(head) + tail_len) + head
+
+
+def prepared_payload(frame: bytes) -> bytes:
+    """The ``head`` a ``prepared_frame`` was built from (for the ASGI path, which frames the text itself)."""
+    n = frame[1] & 0x7F
+    return frame[2 if n < 126 else 4 if n == 126 else 10:]
+
+
 def _header(n: int) -> bytes:
     """The header of an unmasked, unfragmented text frame (FIN, opcode 1) with an ``n``-byte payload."""
     if n <= 125:
@@ -76,13 +95,16 @@ class FrameWriter:
 
     ``fast`` and ``fallback`` count the messages written here and those handed back to the ASGI path."""
 
-    __slots__ = ("_proto", "_open", "fast", "fallback")
+    __slots__ = ("_proto", "_open", "_limit", "_tcp", "fast", "fallback")
 
     def __init__(self, proto: Any) -> None:
         from autobahn.websocket.protocol import WebSocketProtocol
+        from twisted.internet import tcp
 
         self._proto = proto
         self._open = WebSocketProtocol.STATE_OPEN
+        self._limit: int | None = None  # send_prepared's size bound, settled once the connection is open
+        self._tcp = tcp.Connection
         self.fast = 0
         self.fallback = 0
 
@@ -108,6 +130,38 @@ class FrameWriter:
         self.fast += 1
         p.transport.write(_header(n) + payload)
         return SENT
+
+
+    def send_prepared(self, frame: bytes, tail: bytes) -> bool:
+        """Write a ``prepared_frame`` completed by ``tail`` (of the length it was prepared for: the caller
+        checks) as one write; False when this connection cannot take it here now (the caller then sends the
+        message through ``send_text``, which counts it in ``fallback``, or ASGI). The per-frame path of live
+        pacing: the checks that cannot change once the connection is open are made once, and when nothing is
+        buffered the bytes go to the socket's ``send()`` directly, as ``pacelab.eager_writes`` would after two
+        more calls; anything else is Twisted's write."""
+        p = self._proto
+        limit = self._limit
+        if limit is None:
+            if not self.usable():
+                return False
+            limit = self._limit = min((x for x in (p.maxMessagePayloadSize, p.autoFragmentSize) if x > 0),
+                                      default=1 << 62)
+        data = frame + tail
+        t = p.transport
+        if p.state != self._open or p.send_queue or t is None or len(data) > limit:
+            return False
+        self.fast += 1
+        if (not isinstance(t, self._tcp) or t.TLS or not t.connected or t.disconnecting or t._tempDataLen
+                or t.offset != len(t.dataBuffer)):
+            t.write(data)  # something is buffered (or not a plain TCP socket): Twisted's write keeps the order
+            return True
+        try:
+            sent = socket_send(t.socket, data)
+        except OSError:  # EAGAIN (the kernel's buffer is full) or a lost connection: Twisted's write settles it
+            sent = 0
+        if sent != len(data):
+            t.write(data[sent:] if sent else data)
+        return True
 
 
 def daphne_protocol(send: Any) -> Any | None:

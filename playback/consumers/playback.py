@@ -20,10 +20,12 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
+from pacelab import ws_fast_send
 from playback.core import live_pacer, pacer, protocol
 from playback.services import delivery as services
 
-FAST_SEND = "pacelab.websocket.fast_send"  # pacelab.ws_fast_send.EXTENSION: a socket's direct frame writer
+FAST_SEND = ws_fast_send.EXTENSION  # a socket's direct frame writer, offered under Daphne
+_FRAME_TAIL, _FRAME_TAIL_LEN = protocol.FRAME_TAIL, protocol.FRAME_TAIL_LEN
 
 
 def server_ms() -> float:
@@ -36,17 +38,26 @@ def test_hooks_enabled() -> bool:
     return bool(settings.DEBUG) or os.environ.get("PACELAB_TEST_HOOKS") == "1"
 
 
-def _bind(token: str, user: Any, session_key: str | None):
-    """The playback and its frames: ``Frame`` objects for prefetch, ``LiveFrames`` (encoded here, in the
-    worker thread, never on the event loop) for live pacing."""
+def _bind(token: str, user: Any, session_key: str | None, prepare: bool = False):
+    """The playback, its frames and, for a live playback on a socket with the short write path (``prepare``),
+    its frames as websocket frames. Frames are ``Frame`` objects for prefetch, ``LiveFrames`` for live pacing;
+    everything is encoded here, in the worker thread, never on the event loop."""
     playback = services.playback_for_socket(token=token, user=user, session_key=session_key)
     if playback is None:
-        return None, []
+        return None, [], None
     frames = protocol.frames_of_stored(playback.stream)
     # The stored stream (thousands of small lists) is not kept for the socket's life: the frames hold it all,
     # and fewer long-lived objects keep the collector's full passes short. Deleting a field makes it deferred.
     del playback.stream
-    return playback, (protocol.LiveFrames.of(frames) if playback.mode == "live" else frames)
+    if playback.mode != "live":
+        return playback, frames, None
+    live = protocol.LiveFrames.of(frames)
+    if not prepare:
+        return playback, live, None
+    # Each frame's websocket bytes, header included, up to the fixed-width send-time tail: a due frame is then
+    # one write (``FrameWriter.send_prepared``). They replace the text heads (kept once, not twice).
+    wire = [ws_fast_send.prepared_frame(h.encode(), protocol.FRAME_TAIL_LEN) for h in live.heads]
+    return playback, protocol.LiveFrames(t_ms=live.t_ms, heads=[]), wire
 
 
 def _deliver_prefetch(playback) -> None:
@@ -64,6 +75,7 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
         self.session = protocol.Session()
         self.playback = None
         self.frames: list[protocol.Frame] | protocol.LiveFrames = []
+        self.wire: list[bytes] | None = None  # live frames prepared for the short write path
         self.task: live_pacer.Handle | None = None
         self.result: pacer.PaceResult | None = None
         self.closed = False
@@ -107,8 +119,8 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
     async def _hello(self, msg: protocol.Hello) -> None:
         session = self.scope.get("session")
         try:
-            playback, frames = await database_sync_to_async(_bind)(
-                msg.token, self.scope.get("user"), getattr(session, "session_key", None))
+            playback, frames, wire = await database_sync_to_async(_bind)(
+                msg.token, self.scope.get("user"), getattr(session, "session_key", None), self.fast_send is not None)
         except DatabaseError:
             await self.send(text_data=protocol.error_msg("hello: the server could not look up the playback; "
                                                          "send hello again"))
@@ -117,7 +129,7 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=protocol.error_msg("hello: unknown playback"))
             return
         self.session.bind()
-        self.playback, self.frames = playback, frames
+        self.playback, self.frames, self.wire = playback, frames, wire
         config = {k: v for k, v in playback.config.items() if k != "pacer"}
         await self.send(text_data=protocol.ready_msg(
             mode=playback.mode, config=config, frames=len(frames), t_server=server_ms()))
@@ -140,12 +152,18 @@ class PlaybackConsumer(AsyncWebsocketConsumer):
         # Recorded once pacing runs, so the write never delays the first frame's deadline.
         await database_sync_to_async(services.playback_started)(playback=self.playback)
 
-    def _send_frame(self, seq: int, late_ms: float) -> Awaitable[None]:
-        # Under Daphne the frame goes straight to the socket's transport (an already-done awaitable, or one that
-        # waits for a client that is behind); otherwise, or when that path does not apply to the connection now,
-        # through ``base_send``: what ``self.send(text_data=...)`` ends in, minus two coroutine layers per frame,
-        # its coroutine returned as it is (the pacer runs it).
-        text = self.frames.heads[seq] + protocol.frame_tail(sent_ms=server_ms(), late_ms=late_ms)
+    def _send_frame(self, seq: int, late_ms: float) -> Awaitable[None] | None:
+        # Under Daphne the prepared frame and its tail go to the socket in one write and nothing is returned (the
+        # pacer's fastest case). Otherwise, or when that path does not apply to the connection now (or the tail
+        # did not fit its fixed width), the message as text: through the fast path's general case, else through
+        # ``base_send``, what ``self.send(text_data=...)`` ends in, its coroutine returned as it is (the pacer
+        # runs it).
+        tail = _FRAME_TAIL % (time.time_ns() / 1e6, late_ms)
+        wire = self.wire
+        if wire is not None and len(tail) == _FRAME_TAIL_LEN and self.fast_send.send_prepared(wire[seq], tail):
+            return None
+        head = self.frames.heads[seq] if wire is None else ws_fast_send.prepared_payload(wire[seq]).decode()
+        text = head + tail.decode()
         if self.fast_send is not None:
             sent = self.fast_send.send_text(text)
             if sent is not None:

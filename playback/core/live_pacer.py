@@ -20,15 +20,30 @@ late wake-up or a slow send delays only the frames already due and nothing drift
 from __future__ import annotations
 
 import asyncio
+import os
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from typing import Any
 
 from playback.core import pacer as task_pacer
 from playback.core.deadlines import DeadlineHeap
+from playback.core.gc_deferral import FullCollectionDeferral
 from playback.core.pacer import PaceResult, SendFn
 
 DoneFn = Callable[[PaceResult], Awaitable[None]]
+
+# How long the collector's full passes wait while live streams play (playback.core.gc_deferral; 0: not at all).
+GC_DEFER_ENV = "PACELAB_LIVE_GC_DEFER_S"
+DEFAULT_GC_DEFER_S = 60.0
+
+
+def gc_defer_s() -> float:
+    """``PACELAB_LIVE_GC_DEFER_S`` (seconds, default 60; 0 turns the deferral off)."""
+    raw = os.environ.get(GC_DEFER_ENV, "")
+    try:
+        return float(raw) if raw.strip() else DEFAULT_GC_DEFER_S
+    except ValueError:
+        raise ValueError(f"{GC_DEFER_ENV}: {raw!r} is not a number of seconds") from None
 
 
 class LiveStream:
@@ -82,8 +97,11 @@ async def _finish_send(coro: Coroutine[Any, Any, Any], pending: Any) -> Any:
 class SharedPacer:
     """Every live stream of one event loop, with one timer armed for the earliest deadline."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, gc_defer_s: float = 0.0) -> None:
         self._loop = loop
+        # the collector's full passes wait while streams play (at most ``gc_defer_s`` at a time)
+        self.gc = FullCollectionDeferral(gc_defer_s)
+        self._clock = loop.time
         self._heap = DeadlineHeap()
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = 0.0
@@ -100,6 +118,8 @@ class SharedPacer:
         stream ends by itself (complete, closed or send failed), not when it is stopped."""
         stream = LiveStream(self._loop.time(), len(t_ms), send, is_open,
                             result if result is not None else PaceResult(), on_done)
+        if not self._streams:
+            self.gc.busy(stream.t0)
         self._streams.add(stream)
         if self._heap.add(stream, t_ms, stream.t0):
             self._arm()
@@ -123,6 +143,8 @@ class SharedPacer:
 
     def _forget(self, stream: LiveStream) -> None:
         self._streams.discard(stream)
+        if not self._streams:
+            self.gc.idle()
         if not stream.gone.done():
             stream.gone.set_result(stream.result)
 
@@ -148,7 +170,10 @@ class SharedPacer:
         self._timer = None
         self.wakes += 1
         try:
-            self._heap.run_due(self._loop.time(), self._send)
+            now = self._clock()
+            self._heap.run_due(now, self._send)
+            if now >= self.gc.until:  # a full pass deferred for long enough runs now, after this wake's frames
+                self.gc.check(now)
         finally:
             self._arm()
 
@@ -160,20 +185,24 @@ class SharedPacer:
         if not stream.is_open():
             self._end(stream, "closed")
             return False
-        sent_ms = (self._loop.time() - stream.t0) * 1000.0
+        sent_ms = (self._clock() - stream.t0) * 1000.0
         try:
-            coro = stream.send(seq, sent_ms - due_ms)
-            pending = coro.send(None)  # type: ignore[attr-defined]
+            sending = stream.send(seq, sent_ms - due_ms)
+            if sending is not None:  # an awaitable: run it up to its end or its first suspension
+                pending = sending.send(None)  # type: ignore[attr-defined]
         except StopIteration:
-            stream.result.scheduled_ms.append(due_ms)
-            stream.result.sent_ms.append(sent_ms)
-            if seq == stream.last:
-                self._end(stream, "complete")
-            return True
+            sending = None
         except Exception:  # noqa: BLE001 - any failed send means the socket is gone: stop pacing it
             self._end(stream, "send failed")
             return False
-        task = self._loop.create_task(_finish_send(coro, pending), name="playback-pacer-send")  # type: ignore[arg-type]
+        if sending is None:  # written (at once, or run to its end above)
+            result = stream.result
+            result.scheduled_ms.append(due_ms)
+            result.sent_ms.append(sent_ms)
+            if seq == stream.last:
+                self._end(stream, "complete")
+            return True
+        task = self._loop.create_task(_finish_send(sending, pending), name="playback-pacer-send")  # type: ignore[arg-type]
         stream.in_flight = task
         task.add_done_callback(lambda t: self._sent_later(stream, t, seq, due_ms, sent_ms))
         return None
@@ -212,7 +241,7 @@ def shared_pacer() -> SharedPacer:
     loop = asyncio.get_running_loop()
     found = _PACERS.get(loop)
     if found is None:
-        found = _PACERS[loop] = SharedPacer(loop)
+        found = _PACERS[loop] = SharedPacer(loop, gc_defer_s())
     return found
 
 

@@ -19,7 +19,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-SendFn = Callable[[int, float], Awaitable[None]]
+# ``send(seq, late_ms)`` sends one frame: it returns None when the frame was written at once (no awaitable to
+# run: the shared pacer's cheapest case), or an awaitable that completes the send.
+SendFn = Callable[[int, float], Awaitable[None] | None]
 PACERS = ("shared", "absolute", "naive")  # the names a playback's ``config.pacer`` may take
 TASK_PACERS = ("absolute", "naive")  # the pacers that run one task per stream (``pace`` below)
 DEFAULT_PACER = "shared"
@@ -95,7 +97,9 @@ async def pace(
             return result
         sent_ms = (loop.time() - t0) * 1000.0
         try:
-            await send(i, sent_ms - due_ms)
+            sending = send(i, sent_ms - due_ms)
+            if sending is not None:
+                await sending
         except Exception:  # noqa: BLE001 - any failed send means the socket is gone: stop pacing
             result.reason = "send failed"
             return result

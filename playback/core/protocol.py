@@ -366,10 +366,20 @@ def frame_head(frame: Frame) -> str:
             f'"channel":{_encode_str(frame.channel)},"tokens":{int(frame.tokens)},"type":"frame"')
 
 
+# The send-time fields of a live frame, in a fixed width so that a frame's length, and with it its websocket
+# header, is known when the stream is loaded (``LiveFrames``): ``sent_ms`` (epoch ms) has 13 digits until 2286,
+# ``late_ms`` is padded with spaces (JSON whitespace) to 10 characters, which holds up to 16 minutes late.
+# A value that does not fit just makes a longer tail (``len(tail) != FRAME_TAIL_LEN``), framed at send time.
+_TAIL = ',"sent_ms":%.3f,"late_ms":%-10.3f}'
+FRAME_TAIL = _TAIL.encode()
+FRAME_TAIL_LEN = len(FRAME_TAIL % (1.7e12, 0.0))
+
+
 def frame_tail(*, sent_ms: float, late_ms: float) -> str:
     """The send-time fields that complete ``frame_head`` into a ``frame`` message, to the microsecond (a fixed
-    format is half the cost of ``repr`` of a rounded float, once per live frame)."""
-    return f',"sent_ms":{sent_ms:.3f},"late_ms":{late_ms:.3f}}}'
+    format is half the cost of ``repr`` of a rounded float, once per live frame); ``FRAME_TAIL % (sent_ms,
+    late_ms)`` is the same as bytes."""
+    return _TAIL % (sent_ms, late_ms)
 
 
 def end_msg(*, reason: str, frames: int, sent: int) -> str:

@@ -204,3 +204,14 @@ def test_scoring_benchmark_prints_time_and_memory_against_json_load():
     out = _run("benchmarks/scoring.py", "--requests", "200")
     assert "json.load" in out and "score_traces core, 200 requests" in out and "200 scored" in out
     assert "x json.load" in out and "traced MB" in out and "target: score <= 3x json.load time:" in out
+
+
+def test_pacing_benchmark_runs_end_to_end_with_its_raw_clients_and_prints_every_row():
+    out = _run("benchmarks/pacing.py", "--n", "6", "--seconds", "2", "--pacers", "shared,absolute",
+               "--no-capacity", "--connect-s", "4", timeout=280)
+    rows = {line.split()[0]: line.split() for line in out.splitlines()
+            if line.split() and line.split()[0] in ("bare", "shared", "absolute", "shared/slow1", "shared/aligned")}
+    assert set(rows) == {"bare", "shared", "absolute", "shared/slow1", "shared/aligned"}
+    assert all(r[2] == "6/6" for r in rows.values())  # every stream complete, the stalled client's too
+    assert "raw client process(es)" in out and "streams start at random within 1 s" in out
+    assert "stream(s) failed" not in out

@@ -53,6 +53,78 @@ def test_sent_is_an_awaitable_that_is_already_done():
     assert asyncio.run(awaited()) == "after"
 
 
+TAIL = b',"late_ms":1.250     }'  # a fixed-width send-time tail, as live frames have
+
+
+@pytest.mark.parametrize("text", TEXTS, ids=lambda t: f"{len(t.encode())}B")
+def test_a_prepared_frame_completed_by_its_tail_is_exactly_the_asgi_paths_bytes(text):
+    head = text.encode()
+    frame = ws_fast_send.prepared_frame(head, len(TAIL))
+    assert ws_fast_send.prepared_payload(frame) == head
+    proto, transport, _ = open_protocol()
+    writer = FrameWriter(proto)
+    assert writer.send_prepared(frame, TAIL) is True
+    assert transport.value() == _via_asgi(text + TAIL.decode())
+    assert (writer.fast, writer.fallback) == (1, 0)
+
+
+def test_a_prepared_frame_is_refused_where_the_text_path_would_step_aside_and_nothing_is_written():
+    frame = ws_fast_send.prepared_frame(b"x" * 60, len(TAIL))
+    cases = []
+    for state in (WebSocketProtocol.STATE_CONNECTING, WebSocketProtocol.STATE_CLOSING):
+        proto, _, _ = open_protocol()
+        proto.state = state
+        cases.append(proto)
+    proto, _, _ = open_protocol(maskServerFrames=True)
+    cases.append(proto)
+    proto, _, _ = open_protocol()
+    proto.send_queue.append((b"chopped", True))
+    cases.append(proto)
+    proto, _, _ = open_protocol(autoFragmentSize=50)
+    cases.append(proto)
+    for proto in cases:
+        writer = FrameWriter(proto)
+        assert writer.send_prepared(frame, TAIL) is False
+        assert proto.transport.value() == b""
+        assert (writer.fast, writer.fallback) == (0, 0)  # the caller's text send counts the fallback
+    # a socket that closes after its first prepared frame: the next one is refused (the state is checked each time)
+    proto, transport, _ = open_protocol()
+    writer = FrameWriter(proto)
+    assert writer.send_prepared(frame, TAIL)
+    proto.state = WebSocketProtocol.STATE_CLOSING
+    assert not writer.send_prepared(frame, TAIL) and writer.fast == 1
+
+
+def test_a_prepared_frame_goes_to_the_socket_at_once_and_what_the_kernel_does_not_take_waits_in_order():
+    """On a real Twisted TCP connection: written with one ``send()`` while nothing is buffered; once the kernel's
+    buffer is full the rest goes to Twisted's buffer, and later frames queue behind it (nothing is reordered)."""
+    from twisted.internet import tcp
+
+    ours, theirs = socket.socketpair()
+    ours.setblocking(False)
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+
+    class Conn(tcp.Connection):
+        def startWriting(self):  # no reactor here: just remember that Twisted would wait for writability
+            self.waiting = True
+
+    proto, _, _ = open_protocol()
+    conn = Conn(ours, proto)
+    conn.connected, conn.waiting = True, False
+    proto.transport = conn
+    writer = FrameWriter(proto)
+    small = ws_fast_send.prepared_frame(b"a" * 50, len(TAIL))
+    assert writer.send_prepared(small, TAIL)
+    assert theirs.recv(65536) == small + TAIL and not conn.waiting  # straight to the socket
+    big = ws_fast_send.prepared_frame(b"b" * 500_000, len(TAIL))
+    assert writer.send_prepared(big, TAIL) and conn.waiting  # the kernel took part; Twisted holds the rest
+    assert writer.send_prepared(small, TAIL)  # behind it, not through it
+    held = b"".join(conn._tempDataBuffer) + conn.dataBuffer[conn.offset:]
+    assert held.endswith(small + TAIL) and len(held) < len(big) + len(TAIL) + len(small) + len(TAIL)
+    ours.close()
+    theirs.close()
+
+
 def _refused(proto, text: str = "hello") -> bool:
     transport = proto.transport
     before = transport.value()

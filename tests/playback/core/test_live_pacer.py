@@ -156,3 +156,37 @@ async def test_the_named_pacers_dispatch_and_an_unknown_one_is_refused():
     assert isinstance(live_pacer.start([], Recorder()), live_pacer.LiveStream)  # shared is the default
     with pytest.raises(ValueError, match="pacer: 'fast'"):
         live_pacer.start([0.0], Recorder(), pacer="fast")
+
+
+class Writer:
+    """A send that writes at once and returns nothing (a socket's short write path): no awaitable per frame.
+    From ``wait_at`` on it returns an awaitable that suspends for ``wait_s`` instead, once."""
+
+    def __init__(self, wait_at: int | None = None, wait_s: float = 0.0):
+        self.wait_at, self.wait_s = wait_at, wait_s
+        self.arrivals: list[tuple[int, float]] = []
+
+    def __call__(self, seq: int, late_ms: float):
+        self.arrivals.append((seq, asyncio.get_running_loop().time()))
+        if seq == self.wait_at:
+            return asyncio.sleep(self.wait_s)
+        return None
+
+
+async def test_a_send_that_writes_at_once_and_returns_nothing_is_recorded_on_its_deadline():
+    shared = live_pacer.shared_pacer()
+    writers = [Writer() for _ in range(50)]
+    streams = [shared.start(_frames(40, 5.0), w) for w in writers]
+    results = [await shared.wait(s) for s in streams]
+    assert all(r.reason == "complete" and r.sent == 40 for r in results)
+    assert all([seq for seq, _ in w.arrivals] == list(range(40)) for w in writers)
+    for stream, w in zip(streams, writers, strict=True):
+        assert all(t >= stream.t0 + 5.0 * seq / 1000 for seq, t in w.arrivals)  # never before its deadline
+        assert min(stream.result.lateness()) >= 0
+    # the same stream may still hand back an awaitable for one frame: that one waits, the rest stay in order
+    mixed = Writer(wait_at=2, wait_s=0.1)
+    stream = shared.start(_frames(10, 10.0), mixed)
+    result = await shared.wait(stream)
+    assert result.sent == 10 and [seq for seq, _ in mixed.arrivals] == list(range(10))
+    assert result.lateness()[3] >= 70  # frame 3 (due at 30 ms) waited for frame 2's 100 ms send
+    assert live_pacer.live_count() == 0

@@ -121,3 +121,15 @@ async def test_the_result_keeps_times_as_flat_lists_of_floats_untracked_by_the_c
     assert result.lateness() == [r.lateness_ms for r in result.records]
     # per frame the result holds only floats: nothing the garbage collector has to walk
     assert not any(gc.is_tracked(x) for x in result.scheduled_ms + result.sent_ms)
+
+
+async def test_a_send_that_writes_at_once_and_returns_nothing_is_paced_like_any_other():
+    arrivals = []
+
+    def write(seq, late_ms):
+        arrivals.append(seq)
+        return None
+
+    result = await pacer.pace(_frames(20, 2.0), write)
+    assert result.reason == "complete" and result.sent == 20 and arrivals == list(range(20))
+    assert min(result.lateness()) >= 0

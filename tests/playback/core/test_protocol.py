@@ -190,3 +190,21 @@ def test_a_frame_message_is_the_frame_as_json_whatever_its_text(text):
     frame = protocol.Frame(seq=7, t_ms=12.5, text=text, channel="reasoning", tokens=3)
     msg = json.loads(protocol.frame_head(frame) + protocol.frame_tail(sent_ms=100.25, late_ms=-0.5))
     assert msg == {**frame.to_obj(), "type": "frame", "sent_ms": 100.25, "late_ms": -0.5}
+
+
+@pytest.mark.parametrize(("sent_ms", "late_ms"), [(1765152000000.0, 0.0), (1765152000123.4567, 1.25),
+                                                  (4102444800000.0, -0.001), (1765152000000.0, 999999.999)])
+def test_a_live_frames_send_time_tail_has_one_width_so_its_websocket_header_is_known_in_advance(sent_ms, late_ms):
+    tail = protocol.FRAME_TAIL % (sent_ms, late_ms)
+    assert len(tail) == protocol.FRAME_TAIL_LEN and tail.decode() == protocol.frame_tail(sent_ms=sent_ms,
+                                                                                          late_ms=late_ms)
+    frame = protocol.Frame(seq=3, t_ms=75.0, text="tok ", channel="content", tokens=1)
+    msg = json.loads(protocol.frame_head(frame) + tail.decode())  # the padding is JSON whitespace
+    assert msg["sent_ms"] == pytest.approx(sent_ms, abs=5e-4) and msg["late_ms"] == pytest.approx(late_ms, abs=5e-4)
+
+
+def test_a_tail_that_does_not_fit_its_width_is_longer_and_still_valid_json():
+    tail = protocol.FRAME_TAIL % (1765152000000.0, 1e7)  # 2.8 hours late: the sender frames it at send time
+    assert len(tail) > protocol.FRAME_TAIL_LEN
+    frame = protocol.Frame(seq=0, t_ms=0.0, text="x", channel="content", tokens=1)
+    assert json.loads(protocol.frame_head(frame) + tail.decode())["late_ms"] == 1e7
