@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special, stats
 
+from analysis.stats import sigmoids
 from analysis.stats.bartlett import bartlett_factor
 from analysis.stats.sigmoids import Sigmoid
 
@@ -370,22 +371,51 @@ def _psi_grid(pb: _Problem, ax: dict) -> np.ndarray:
 
 
 _CHUNK = 24  # factors multiplied before taking a log (keeps the rising products far from overflow)
+_SMALL_GRID = 16_384  # grid points up to which ``_log_rising`` takes every level at once
 
 
 def _log_rising(a: np.ndarray, terms) -> np.ndarray:
     """Σ_t mult_t · log Γ(a_t + c_t) − log Γ(a_t) over count terms t, as Σ_{i < c_t} log(a_t + i).
 
     ``a`` has the distinct levels on its first axis; ``terms`` are (level, count, multiplicity). The rising
-    product costs a multiplication per trial and a log per 24 of them, against two gammaln calls per term (about
+    product costs a multiplication per trial and a log per distinct count, against two gammaln calls per term (about
     twenty times a multiplication), which is what keeps a fit with many rows per level as fast as one with a row
     per level. The terms of one level share their prefix: its product runs once up to its largest count and is
-    read off (a log) at each of its counts, so a level costs as many multiplications as its largest count, on
-    arrays the size of the grid, not one per trial of every term.
+    read off (a log) at each of its counts. On a small grid (the jackknife's refits, guess and lapse held) every
+    level at once, as numpy's per-call cost dominates there: step i multiplies the (levels × grid) products by
+    a + i, and the levels with a count of i + 1 add their weighted logs. A large grid goes level by level, each
+    level's arrays staying in cache (``_log_rising_chunked``).
     """
     level, count, mult = terms
     out = np.zeros(a.shape[1:])
     if not len(count):
         return out
+    if int(count.max()) > _CHUNK or out.size > _SMALL_GRID:
+        return _log_rising_chunked(a, terms)
+    used = np.unique(level)
+    weight = np.zeros((len(used), int(count.max())))
+    np.add.at(weight, (np.searchsorted(used, level), count - 1), mult)
+    at = a[used].reshape(len(used), -1)
+    prod = at.copy()
+    factor = np.empty_like(prod)
+    flat = out.reshape(-1)
+    for i in range(weight.shape[1]):
+        if i:
+            np.add(at, i, out=factor)
+            prod *= factor
+        rows = np.nonzero(weight[:, i])[0]
+        if len(rows) == len(used):
+            flat += (weight[:, i, None] * np.log(prod)).sum(axis=0)
+        elif len(rows):
+            flat += (weight[rows, i, None] * np.log(prod[rows])).sum(axis=0)
+    return out
+
+
+def _log_rising_chunked(a: np.ndarray, terms) -> np.ndarray:
+    """``_log_rising`` level by level, the products logged every 24 factors (far from overflow): counts above 24
+    (one row per level holding many trials)."""
+    level, count, mult = terms
+    out = np.zeros(a.shape[1:])
     factor = np.empty_like(out)
     logged = np.empty_like(out)
     for lv in np.unique(level):
@@ -418,7 +448,7 @@ def _loglik_grid(pb: _Problem, psi: np.ndarray, etas: np.ndarray) -> np.ndarray:
     """
     out = np.empty(psi.shape[:-1] + (len(etas),))
     binom = np.log(psi) @ pb.ku + np.log1p(-psi) @ (pb.nu - pb.ku)
-    lead = np.moveaxis(psi, -1, 0)  # (L, grid...)
+    lead = np.ascontiguousarray(np.moveaxis(psi, -1, 0))  # (L, grid...), each level's grid contiguous
     for i, eta in enumerate(etas):
         if eta <= 1e-9:
             out[..., i] = binom
@@ -859,26 +889,40 @@ def _neg_log_post(pb: _Problem, names, fixed: dict):
     slots = [order.index(name) for name in names]
     priors = [pb.priors[name] for name in names]
 
+    # the sigmoid's arithmetic spelled out (the same operations as ``Sigmoid.__call__``, so the same values) and
+    # np.minimum/np.maximum for np.clip: the optimiser calls this a hundred times per fit, where numpy's wrappers
+    # cost more than the arithmetic
+    cdf, ppf, _pdf = sigmoids.standard(pb.sigmoid.name)
+    span = ppf(1 - pb.sigmoid.alpha) - ppf(pb.sigmoid.alpha)
+    at_pc = ppf(pb.sigmoid.pc)
+    zu = pb.zu
+    gl = special.gammaln
+    norm: dict[float, float] = {}  # the beta-binomial's normalising sum per η (η is never among the free names)
+
     def f(theta):
         v = list(base)
         for slot, x in zip(slots, theta):
             v[slot] = x
         m, w, lapse, guess, eta = v
-        psi = guess + (1 - guess - lapse) * pb.sigmoid(pb.zu, m, w)
-        psi = np.clip(psi, 1e-12, 1 - 1e-12)
+        scale = float(w) / span
+        loc = float(m) - at_pc * scale
+        psi = guess + (1 - guess - lapse) * cdf((zu - loc) / scale)
+        psi = np.minimum(np.maximum(psi, 1e-12), 1 - 1e-12)
         if eta > 1e-9:
             nu = 1 / eta ** 2 - 1
-            a = psi[level] * nu
-            b = (1 - psi[level]) * nu
-            ll = float(mult @ (special.gammaln(k + a) - special.gammaln(a) + special.gammaln(n - k + b)
-                               - special.gammaln(b)))
-            ll += float(n_mult @ (special.gammaln(nu) - special.gammaln(trials + nu)))
+            at = psi[level]
+            a = at * nu
+            b = (1 - at) * nu
+            ll = float(mult @ (gl(k + a) - gl(a) + gl(n - k + b) - gl(b)))
+            if eta not in norm:
+                norm[eta] = float(n_mult @ (gl(nu) - gl(trials + nu)))
+            ll += norm[eta]
         else:
             ll = float(ku @ np.log(psi) + fu @ np.log1p(-psi))
         lp = ll
         for prior, x in zip(priors, theta):
             lp += float(_log(prior(x)))
-        return -lp if np.isfinite(lp) else 1e300
+        return -lp if math.isfinite(lp) else 1e300
 
     return f
 
