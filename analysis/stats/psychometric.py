@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special, stats
 
+from analysis.stats import sigmoids
 from analysis.stats.bartlett import bartlett_factor
 from analysis.stats.sigmoids import Sigmoid
 
@@ -370,22 +371,51 @@ def _psi_grid(pb: _Problem, ax: dict) -> np.ndarray:
 
 
 _CHUNK = 24  # factors multiplied before taking a log (keeps the rising products far from overflow)
+_SMALL_GRID = 16_384  # grid points up to which ``_log_rising`` takes every level at once
 
 
 def _log_rising(a: np.ndarray, terms) -> np.ndarray:
     """Σ_t mult_t · log Γ(a_t + c_t) − log Γ(a_t) over count terms t, as Σ_{i < c_t} log(a_t + i).
 
     ``a`` has the distinct levels on its first axis; ``terms`` are (level, count, multiplicity). The rising
-    product costs a multiplication per trial and a log per 24 of them, against two gammaln calls per term (about
+    product costs a multiplication per trial and a log per distinct count, against two gammaln calls per term (about
     twenty times a multiplication), which is what keeps a fit with many rows per level as fast as one with a row
     per level. The terms of one level share their prefix: its product runs once up to its largest count and is
-    read off (a log) at each of its counts, so a level costs as many multiplications as its largest count, on
-    arrays the size of the grid, not one per trial of every term.
+    read off (a log) at each of its counts. On a small grid (the jackknife's refits, guess and lapse held) every
+    level at once, as numpy's per-call cost dominates there: step i multiplies the (levels × grid) products by
+    a + i, and the levels with a count of i + 1 add their weighted logs. A large grid goes level by level, each
+    level's arrays staying in cache (``_log_rising_chunked``).
     """
     level, count, mult = terms
     out = np.zeros(a.shape[1:])
     if not len(count):
         return out
+    if int(count.max()) > _CHUNK or out.size > _SMALL_GRID:
+        return _log_rising_chunked(a, terms)
+    used = np.unique(level)
+    weight = np.zeros((len(used), int(count.max())))
+    np.add.at(weight, (np.searchsorted(used, level), count - 1), mult)
+    at = a[used].reshape(len(used), -1)
+    prod = at.copy()
+    factor = np.empty_like(prod)
+    flat = out.reshape(-1)
+    for i in range(weight.shape[1]):
+        if i:
+            np.add(at, i, out=factor)
+            prod *= factor
+        rows = np.nonzero(weight[:, i])[0]
+        if len(rows) == len(used):
+            flat += (weight[:, i, None] * np.log(prod)).sum(axis=0)
+        elif len(rows):
+            flat += (weight[rows, i, None] * np.log(prod[rows])).sum(axis=0)
+    return out
+
+
+def _log_rising_chunked(a: np.ndarray, terms) -> np.ndarray:
+    """``_log_rising`` level by level, the products logged every 24 factors (far from overflow): counts above 24
+    (one row per level holding many trials)."""
+    level, count, mult = terms
+    out = np.zeros(a.shape[1:])
     factor = np.empty_like(out)
     logged = np.empty_like(out)
     for lv in np.unique(level):
@@ -418,7 +448,7 @@ def _loglik_grid(pb: _Problem, psi: np.ndarray, etas: np.ndarray) -> np.ndarray:
     """
     out = np.empty(psi.shape[:-1] + (len(etas),))
     binom = np.log(psi) @ pb.ku + np.log1p(-psi) @ (pb.nu - pb.ku)
-    lead = np.moveaxis(psi, -1, 0)  # (L, grid...)
+    lead = np.ascontiguousarray(np.moveaxis(psi, -1, 0))  # (L, grid...), each level's grid contiguous
     for i, eta in enumerate(etas):
         if eta <= 1e-9:
             out[..., i] = binom
@@ -532,24 +562,33 @@ def _shifted(m: np.ndarray, ll: np.ndarray, offset: np.ndarray, q: np.ndarray) -
 
     Linear interpolation between m nodes; past an end of the grid's m range the end node's value (the grid spans
     the levels ± half their spread, where the answers stop moving the likelihood, and the profile interval reads
-    a segment still above the cut there as open in the same way); −inf where the offset is infinite."""
-    off = np.broadcast_to(offset, ll.shape[1:])
+    a segment still above the cut there as open in the same way); −inf where the offset is infinite. The positions
+    are computed on the offset's own shape (it has no η axis) and broadcast over the rest."""
+    off = np.asarray(offset, dtype=float)
+    if off.ndim != ll.ndim - 1:
+        off = np.broadcast_to(off, ll.shape[1:])
     pos = (q.reshape((-1,) + (1,) * off.ndim) - off[None] - m[0]) / (m[1] - m[0])
     outside = ~np.isfinite(pos)
     pos = np.clip(np.where(outside, 0.0, pos), 0, len(m) - 1)
     i0 = np.minimum(pos.astype(int), len(m) - 2)
     t = pos - i0
-    y0 = _gather(ll, i0)
-    y1 = _gather(ll, i0 + 1)
+    y0, y1 = _read_at(ll, i0)
     with np.errstate(invalid="ignore"):
         out = y0 + t * (y1 - y0)
     return np.where(outside, -np.inf, out)
 
 
-def _gather(ll: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """ll[idx[q, c], c] for every column c of ll's nuisance axes."""
-    cols = np.broadcast_to(np.arange(int(np.prod(ll.shape[1:]))).reshape(ll.shape[1:]), idx.shape)
-    return ll.reshape(ll.shape[0], -1)[idx, cols]
+def _read_at(ll: np.ndarray, i0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ll at m nodes i0 and i0 + 1 per column, (Q, ...) each. Where i0 has no η axis (the shifts never depend on
+    η), ll is laid out column by column with its η values last, and each read takes a column's η values at once."""
+    m_n, last = ll.shape[0], ll.shape[-1]
+    if i0.shape[1:] != ll.shape[1:-1] + (1,) or last == 1:
+        return np.take_along_axis(ll, i0, axis=0), np.take_along_axis(ll, i0 + 1, axis=0)
+    cols = int(np.prod(ll.shape[1:-1]))
+    by_col = np.ascontiguousarray(np.moveaxis(ll, 0, -2)).reshape(cols * m_n, last)  # (column, m) rows of η
+    rows = i0.reshape(len(i0), cols) + (np.arange(cols) * m_n)[None, :]
+    shape = (len(i0),) + ll.shape[1:]
+    return by_col[rows].reshape(shape), by_col[rows + 1].reshape(shape)
 
 
 def _log_integral(y: np.ndarray, x: np.ndarray, axis: int) -> np.ndarray:
@@ -560,18 +599,25 @@ def _log_integral(y: np.ndarray, x: np.ndarray, axis: int) -> np.ndarray:
     on [0, 0.5], tests/analysis/stats/test_psychometric.py checks against adaptive quadrature); integrating the
     exponential through each pair of nodes keeps it within about a tenth. The price: a peak between two nodes is
     cut by the chord (about 2 % of a Gaussian's integral at nodes half a standard deviation apart)."""
-    y = np.moveaxis(y, axis, -1)
+    y = np.ascontiguousarray(np.moveaxis(y, axis, -1))  # the segments' pairs next to each other in memory
     y0, y1 = y[..., :-1], y[..., 1:]
     h = np.diff(x)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         top = np.maximum(y0, y1)
-        d = -np.abs(y1 - y0)  # ≤ 0: the segment seen from its higher end
+        d = np.subtract(y1, y0)
+        np.abs(d, out=d)
+        np.negative(d, out=d)  # ≤ 0: the segment seen from its higher end
         # log of h · (e^{y1} − e^{y0}) / (y1 − y0) = top + log h + log(expm1(d) / d); about d / 2 as d → 0
         steep = d < -1e-8
         dd = np.where(steep, d, -1.0)
-        shape = np.where(steep, np.log(np.expm1(dd) / dd), d / 2)
-        seg = top + np.log(h) + shape
-    seg = np.where(np.isfinite(top), seg, -np.inf)
+        ratio = np.expm1(dd)
+        ratio /= dd
+        np.log(ratio, out=ratio)
+        d /= 2
+        shape = np.where(steep, ratio, d)
+        seg = top + np.log(h)
+        seg += shape
+    seg[~np.isfinite(top)] = -np.inf
     # log Σ exp along the segments; scipy's logsumexp checks and broadcasts far more than this needs
     peak = seg.max(axis=-1, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0.0)
@@ -593,6 +639,9 @@ def _hybrid_range(pb: _Problem, ax: dict, ll: np.ndarray, ci: float, offset,
     """
     m = ax["m"]
     off = np.broadcast_to(offset, ll.shape[1:])
+    # the shifts on their own shape (no η axis), which ``_shifted`` broadcasts: the same values, less work
+    small = np.asarray(offset, dtype=float)
+    small = small if small.ndim == ll.ndim - 1 else off
     g = ax["guess"]
     prior = _log(pb.priors["guess"](g)).reshape(1, 1, 1, -1, 1)
     if len(g) > 1:
@@ -603,6 +652,7 @@ def _hybrid_range(pb: _Problem, ax: dict, ll: np.ndarray, ci: float, offset,
         if usable.sum() < 2:
             return _profile_range(m, ll, _profile_cut(ll, ci, scale), offset)
         ll, off, g, prior = ll[:, :, :, usable], off[:, :, usable], g[usable], prior[:, :, :, usable]
+        small = small[:, :, usable] if small.shape[2] > 1 else small
     finite = off[np.isfinite(off)]
     if finite.size == 0:
         return float("nan"), float("nan")
@@ -615,7 +665,7 @@ def _hybrid_range(pb: _Problem, ax: dict, ll: np.ndarray, ci: float, offset,
         q, f = m + float(finite[0]), ll
     else:
         q = np.linspace(m[0] + finite.min(), m[-1] + finite.max(), 3 * len(m))
-        f = _shifted(m, ll, off, q)
+        f = _shifted(m, ll, small, q)
     f = integrate(f).reshape(len(q), -1)  # one column per (width, lapse, η): maximised over by ``_profile_range``
     cut = _profile_cut(f, ci, scale)
     lo, hi = _profile_range(q, f, cut, 0.0)
@@ -859,26 +909,40 @@ def _neg_log_post(pb: _Problem, names, fixed: dict):
     slots = [order.index(name) for name in names]
     priors = [pb.priors[name] for name in names]
 
+    # the sigmoid's arithmetic spelled out (the same operations as ``Sigmoid.__call__``, so the same values) and
+    # np.minimum/np.maximum for np.clip: the optimiser calls this a hundred times per fit, where numpy's wrappers
+    # cost more than the arithmetic
+    cdf, ppf, _pdf = sigmoids.standard(pb.sigmoid.name)
+    span = ppf(1 - pb.sigmoid.alpha) - ppf(pb.sigmoid.alpha)
+    at_pc = ppf(pb.sigmoid.pc)
+    zu = pb.zu
+    gl = special.gammaln
+    norm: dict[float, float] = {}  # the beta-binomial's normalising sum per η (η is never among the free names)
+
     def f(theta):
         v = list(base)
         for slot, x in zip(slots, theta):
             v[slot] = x
         m, w, lapse, guess, eta = v
-        psi = guess + (1 - guess - lapse) * pb.sigmoid(pb.zu, m, w)
-        psi = np.clip(psi, 1e-12, 1 - 1e-12)
+        scale = float(w) / span
+        loc = float(m) - at_pc * scale
+        psi = guess + (1 - guess - lapse) * cdf((zu - loc) / scale)
+        psi = np.minimum(np.maximum(psi, 1e-12), 1 - 1e-12)
         if eta > 1e-9:
             nu = 1 / eta ** 2 - 1
-            a = psi[level] * nu
-            b = (1 - psi[level]) * nu
-            ll = float(mult @ (special.gammaln(k + a) - special.gammaln(a) + special.gammaln(n - k + b)
-                               - special.gammaln(b)))
-            ll += float(n_mult @ (special.gammaln(nu) - special.gammaln(trials + nu)))
+            at = psi[level]
+            a = at * nu
+            b = (1 - at) * nu
+            ll = float(mult @ (gl(k + a) - gl(a) + gl(n - k + b) - gl(b)))
+            if eta not in norm:
+                norm[eta] = float(n_mult @ (gl(nu) - gl(trials + nu)))
+            ll += norm[eta]
         else:
             ll = float(ku @ np.log(psi) + fu @ np.log1p(-psi))
         lp = ll
         for prior, x in zip(priors, theta):
             lp += float(_log(prior(x)))
-        return -lp if np.isfinite(lp) else 1e300
+        return -lp if math.isfinite(lp) else 1e300
 
     return f
 

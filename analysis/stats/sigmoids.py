@@ -65,6 +65,12 @@ _STANDARD = {
 }
 
 
+def standard(name: str) -> tuple:
+    """The (cdf, ppf, pdf) of a family's standard form, for callers that inline ``Sigmoid``'s arithmetic in a hot
+    loop (``psychometric``'s optimiser objective)."""
+    return _STANDARD[name]
+
+
 @dataclass(frozen=True)
 class Sigmoid:
     """A core sigmoid family; ``pc`` is the rise proportion that ``m`` marks, ``alpha`` sets the width."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -96,6 +96,7 @@ class _Streams:
 
     streams: dict[str, tuple] = field(default_factory=dict)
     perceived: dict[str, list[bot_models.Perceived]] = field(default_factory=dict)
+    stimuli: dict[str, tuple[tuple, list[dict]]] = field(default_factory=dict)
 
     @staticmethod
     def key(trial: design_mod.TrialSpec) -> str:
@@ -117,6 +118,19 @@ class _Streams:
                                                   for f in protocol.frames_of(s)])
                 for s in self.of(trial)]
         return self.perceived[key]
+
+    def spec(self, trial: design_mod.TrialSpec) -> dict[str, Any]:
+        """``trial.to_dict()``, its stimuli serialised once per stimulus set (most of ``to_dict``'s cost, and the
+        same for every participant shown that condition in that order). The stimulus dicts are shared between
+        the trials' specs, which are read, never changed; a stimulus set that differs from the remembered one
+        under the same key is serialised afresh."""
+        key = self.key(trial)
+        known = self.stimuli.get(key)
+        if known is None or not (known[0] is trial.stimuli or known[0] == trial.stimuli):
+            known = self.stimuli[key] = (trial.stimuli, [s.to_dict() for s in trial.stimuli])
+        out = replace(trial, stimuli=()).to_dict()
+        out["stimuli"] = list(known[1])
+        return out
 
 
 _STREAMS: dict[str, _Streams] = {}
@@ -176,7 +190,7 @@ def run_journey(spec: Mapping[str, Any], bot: bot_models.Bot, plan: journey.Plan
             if "adaptive" in step:
                 raise ValueError("adaptive blocks are not simulated by the fast path")
             trial = by_index[step["trial"]]
-            t = trial.to_dict()
+            t = streams.spec(trial)
             decision = bot.trial(trial_view(trial, language, t), streams.perceive(trial))
             value = responses.trial_value(t, decision.payload)
             passed = responses.attention_passed(t, value)

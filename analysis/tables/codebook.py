@@ -230,8 +230,15 @@ def codebook(columns: Iterable[str] | pd.DataFrame, table: Table = "trials",
                          "unit": [c.unit for c in rows], "description": [c.description for c in rows]})
 
 
-def _missing(v: object) -> bool:
-    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and math.isnan(v))
+def _present(series: pd.Series) -> list:
+    """The column's values with every missing one (None, NaN, NaT, NA) as None."""
+    values = series.tolist()
+    if series.dtype.kind in "biu":  # integers and booleans: nothing missing
+        return values
+    missing = pd.isna(series).to_numpy()  # one pass over the column, not a Python test per value
+    if not missing.any():
+        return values
+    return [None if gone else v for v, gone in zip(values, missing.tolist(), strict=True)]
 
 
 def cast(frame: pd.DataFrame, table: Table = "trials") -> pd.DataFrame:
@@ -239,7 +246,11 @@ def cast(frame: pd.DataFrame, table: Table = "trials") -> pd.DataFrame:
     out = {}
     for name in frame.columns:
         kind = describe(name, table).type
-        values = [None if _missing(v) else v for v in frame[name].tolist()]
+        series = frame[name]
+        if kind == "number" and series.dtype.kind in "biuf":  # no None possible: float(v) of every value at once
+            out[name] = np.array(series.to_numpy(), dtype="float64")
+            continue
+        values = _present(series)
         if kind == "datetime":
             out[name] = pd.to_datetime(pd.Series(values, dtype=object), utc=True).astype(DTYPES[kind]).array
         elif kind == "number":

@@ -29,6 +29,7 @@ See docs/bots.md for every parameter.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -273,8 +274,10 @@ def bot_seeds(seed: int, index: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(int(seed) & _MASK64, spawn_key=(int(index),))
 
 
+@functools.lru_cache(maxsize=4096)
 def _words(text: str) -> tuple[int, ...]:
-    """A text as four 32-bit words (for a seed sequence's spawn key)."""
+    """A text as four 32-bit words (for a seed sequence's spawn key). Remembered: every bot hashes the same trial
+    keys."""
     digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
     return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
 
@@ -331,6 +334,7 @@ class Bot:
         self._seen: Counter[str] = Counter()
         self._decisions: dict[Any, Decision] = {}
         self._questionnaires = 0
+        self._observers: dict[float, Observer] = {}
 
     def generator(self, *labels: Any) -> np.random.Generator:
         """A generator for one use, keyed by ``labels`` under this bot's seeds (the same labels, the same draws)."""
@@ -348,7 +352,11 @@ class Bot:
 
     def p_accept(self, p: Perceived) -> float:
         level = p.tokens_per_s if p.tokens_per_s and p.tokens_per_s > 0 else FAST_LEVEL
-        return self.params.observer(p.ttft_s).p_yes(level)
+        ttft_s = p.ttft_s
+        observer = self._observers.get(ttft_s)
+        if observer is None:  # one per TTFT the bot meets (a handful), not one per trial
+            observer = self._observers[ttft_s] = self.params.observer(ttft_s)
+        return observer.p_yes(level)
 
     def rating_share(self, p: Perceived) -> float:
         """The noiseless share of the scale this bot gives a stream (before offset and noise)."""
